@@ -1,0 +1,19 @@
+import { HttpApi, OpenApi } from "effect/http-api"
+import { AuthApi } from "./Auth.ts"
+import { RequestValidation } from "./Validation.ts"
+import { SystemApi } from "./System.ts"
+
+export class Api extends HttpApi.make("engram")
+  .add(SystemApi)
+  .add(AuthApi)
+  .prefix("/api/v1")
+  .middleware(RequestValidation)
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
+  .annotate(HttpApi.QueryParseOptions, { errors: "all" })
+  .annotateMerge(OpenApi.annotations({
+    title: "Engram API",
+    description: "Self-hosted knowledge retrieval. Every endpoint except login, register, health, ready and " +
+      "capabilities needs `Authorization: Bearer <access_token>`. Errors are `{\"error\": {\"code\", \"message\", " +
+      "\"request_id\"}}`; validation errors (422) add `issues: [{path, message}]`. Every response carries x-request-id."
+  }))
+{}

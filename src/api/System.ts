@@ -1,0 +1,86 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { ModelSettings, Preferences } from "../domain/Settings.ts"
+import { ServiceUnavailable } from "./Errors.ts"
+import { Authentication } from "./Security.ts"
+
+export const Health = Schema.Struct({ status: Schema.Literal("ok") }).annotate({ identifier: "Health" })
+
+export const ReadinessCheck = Schema.Struct({
+  name: Schema.String.annotate({ description: "The dependency, e.g. database" }),
+  ready: Schema.Boolean,
+  detail: Schema.String
+}).annotate({ identifier: "ReadinessCheck" })
+
+export const Readiness = Schema.Struct({
+  status: Schema.Literal("ready"),
+  checks: Schema.Array(ReadinessCheck)
+}).annotate({ identifier: "Readiness" })
+
+export const Capabilities = Schema.Struct({
+  engine: Schema.Struct({ name: Schema.Literal("engram"), version: Schema.String }),
+  api_version: Schema.Literal("v1"),
+  storage: Schema.Literals(["pglite", "postgres"]).annotate({
+    description: "pglite: embedded database in the data directory; postgres: DATABASE_URL"
+  }),
+  auth: Schema.Struct({
+    local_login: Schema.Boolean.annotate({ description: "Name-only login is enabled (ENGRAM_LOCAL_LOGIN)" }),
+    registration: Schema.Boolean.annotate({ description: "POST /auth/register is open (ENGRAM_ALLOW_REGISTRATION)" })
+  }),
+  strategies: Schema.Array(Schema.String).annotate({ description: "Search strategies this instance serves" }),
+  connectors: Schema.Array(Schema.String).annotate({ description: "Source connector kinds this instance serves" }),
+  embedding: Schema.NullOr(Schema.Struct({ model: Schema.String, dimension: Schema.Int })).annotate({
+    description: "The embedding model of the index; null when none is configured"
+  }),
+  llm: Schema.Struct({
+    provider: Schema.String.annotate({ description: "none until an answer provider is configured" }),
+    model: Schema.NullOr(Schema.String)
+  })
+}).annotate({ identifier: "Capabilities" })
+
+const publicEndpoint = (summary: string, description: string) =>
+  OpenApi.annotations({ summary, description })
+
+export class SystemApi extends HttpApiGroup.make("system")
+  .add(
+    HttpApiEndpoint.get("health", "/health", { success: Health }).annotateMerge(
+      publicEndpoint("Liveness", "200 whenever the process can answer; no token needed.")
+    ),
+    HttpApiEndpoint.get("ready", "/ready", { success: Readiness, error: ServiceUnavailable }).annotateMerge(
+      publicEndpoint(
+        "Readiness",
+        "200 when the database is reachable and migrated; 503 not_ready naming the dependency otherwise. " +
+          "Use it for container health checks and load balancers. No token needed."
+      )
+    ),
+    HttpApiEndpoint.get("capabilities", "/capabilities", { success: Capabilities }).annotateMerge(
+      publicEndpoint("Capabilities", "The engine, its version, the storage engine and the features this instance serves.")
+    ),
+    HttpApiEndpoint.get("getModelSettings", "/model-settings", { success: ModelSettings })
+      .middleware(Authentication)
+      .annotateMerge(OpenApi.annotations({
+        summary: "The caller's model settings",
+        description: "An empty object until the caller saves settings."
+      })),
+    HttpApiEndpoint.put("putModelSettings", "/model-settings", { payload: ModelSettings, success: ModelSettings })
+      .middleware(Authentication)
+      .annotateMerge(OpenApi.annotations({
+        summary: "Replace the caller's model settings",
+        description: "Replaces the whole document; omitted fields are removed. Unknown fields are rejected (422)."
+      })),
+    HttpApiEndpoint.get("getPreferences", "/preferences", { success: Preferences })
+      .middleware(Authentication)
+      .annotateMerge(OpenApi.annotations({
+        summary: "The caller's preferences",
+        description: "An empty object until the caller saves preferences."
+      })),
+    HttpApiEndpoint.put("putPreferences", "/preferences", { payload: Preferences, success: Preferences })
+      .middleware(Authentication)
+      .annotateMerge(OpenApi.annotations({
+        summary: "Replace the caller's preferences",
+        description: "Replaces the whole document; omitted fields are removed. Unknown fields are rejected (422)."
+      }))
+  )
+  .prefix("/system")
+  .annotateMerge(OpenApi.annotations({ title: "System", description: "Liveness, readiness, capabilities, settings" }))
+{}

@@ -1,0 +1,103 @@
+import { Config, Context, Effect, Layer, Option, Redacted, Schema, SchemaGetter } from "effect"
+
+export type LogFormat = "json" | "pretty"
+export type LogLevelName = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
+
+/** Every ENGRAM_* setting, typed and validated once at start-up. */
+export interface EngramSettings {
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly host: string
+  readonly port: number
+  readonly jwtSecret: Option.Option<Redacted.Redacted<string>>
+  readonly tokenTtlSeconds: number
+  readonly allowRegistration: boolean
+  readonly localLogin: boolean
+  readonly corsOrigins: ReadonlyArray<string>
+  readonly logLevel: LogLevelName
+  readonly logFormat: LogFormat
+  readonly maxBodyBytes: number
+}
+
+const withMessage = (message: string) => ({ message })
+
+const BooleanFlag = Schema.Literals(["true", "false", "1", "0", "yes", "no", "on", "off"]).annotate(
+  withMessage("must be one of true, false, 1, 0, yes, no, on, off")
+).pipe(Schema.decodeTo(Schema.Boolean, {
+  decode: SchemaGetter.transform((s) => ["true", "1", "yes", "on"].includes(s)),
+  encode: SchemaGetter.transform((b) => (b ? "true" : "false"))
+}))
+
+const integerBetween = (minimum: number, maximum: number) =>
+  Schema.NumberFromString.check(
+    Schema.makeFilter((n: number) => Number.isInteger(n) && n >= minimum && n <= maximum, {
+      message: `must be an integer from ${minimum} to ${maximum}`
+    })
+  )
+
+const NonEmpty = Schema.String.check(Schema.makeFilter((s: string) => s.trim().length > 0, {
+  message: "must not be empty"
+}))
+
+const PostgresUrl = Schema.String.check(
+  Schema.makeFilter((s: string) => /^postgres(ql)?:\/\/.+/.test(s), {
+    message: "must be a postgres:// or postgresql:// connection URL"
+  })
+)
+
+const JwtSecret = Schema.String.check(
+  Schema.makeFilter((s: string) => s.length >= 32, { message: "must be at least 32 characters long" })
+)
+
+const LogLevel = Schema.Literals(["trace", "debug", "info", "warn", "error", "fatal", "none"]).annotate(
+  withMessage("must be one of trace, debug, info, warn, error, fatal, none")
+)
+
+const LogFormatSchema = Schema.Literals(["json", "pretty"]).annotate(withMessage("must be json or pretty"))
+
+const CorsOrigins = Schema.String.pipe(
+  Schema.decodeTo(
+    Schema.Array(Schema.String).check(
+      Schema.makeFilter(
+        (origins: ReadonlyArray<string>) =>
+          origins.every((o) => o === "*" || /^https?:\/\/[^/\s]+$/.test(o)) &&
+          (!origins.includes("*") || origins.length === 1),
+        { message: "must be * alone or a comma-separated list of origins such as https://app.example.com" }
+      )
+    ),
+    {
+      decode: SchemaGetter.transform((s: string) =>
+        s.split(",").map((o) => o.trim().replace(/\/$/, "")).filter((o) => o.length > 0)
+      ),
+      encode: SchemaGetter.transform((origins: ReadonlyArray<string>) => origins.join(","))
+    }
+  )
+)
+
+const optionalSetting = <T>(codec: Schema.Codec<T, string>, name: string) =>
+  Config.option(Config.schema(codec, name))
+
+const setting = <T>(codec: Schema.Codec<T, string>, name: string, fallback: T) =>
+  Config.withDefault(Config.schema(codec, name), fallback)
+
+export const settingsConfig: Config.Config<EngramSettings> = Config.all({
+  dataDir: setting(NonEmpty, "ENGRAM_DATA_DIR", "./data"),
+  databaseUrl: Config.map(optionalSetting(PostgresUrl, "DATABASE_URL"), Option.map(Redacted.make)),
+  host: setting(NonEmpty, "ENGRAM_HOST", "0.0.0.0"),
+  port: setting(integerBetween(0, 65535), "ENGRAM_PORT", 8080),
+  jwtSecret: Config.map(optionalSetting(JwtSecret, "ENGRAM_JWT_SECRET"), Option.map(Redacted.make)),
+  tokenTtlSeconds: setting(integerBetween(1, 31_536_000), "ENGRAM_TOKEN_TTL_SECONDS", 86_400),
+  allowRegistration: setting(BooleanFlag, "ENGRAM_ALLOW_REGISTRATION", false),
+  localLogin: setting(BooleanFlag, "ENGRAM_LOCAL_LOGIN", true),
+  corsOrigins: setting(CorsOrigins, "ENGRAM_CORS_ORIGINS", []),
+  logLevel: setting(LogLevel, "ENGRAM_LOG_LEVEL", "info"),
+  logFormat: setting(LogFormatSchema, "ENGRAM_LOG_FORMAT", "json"),
+  maxBodyBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024)
+})
+
+export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/Config") {
+  /** Reads the settings from the current ConfigProvider (the environment by default). */
+  static readonly layer = Layer.effect(EngramConfig, Effect.map(settingsConfig, EngramConfig.of))
+
+  static readonly layerWith = (settings: EngramSettings) => Layer.succeed(EngramConfig, settings)
+}

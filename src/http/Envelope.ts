@@ -1,0 +1,111 @@
+import { ByteSize, Clock, Effect, Layer, Schema, type Types } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { randomUUID } from "node:crypto"
+import { CurrentRequestId, ErrorEnvelope } from "../api/Errors.ts"
+import { EngramConfig } from "../config.ts"
+
+const codeForStatus: Record<number, readonly [code: string, message: string]> = {
+  400: ["bad_request", "The request is malformed"],
+  401: ["unauthorized", "Authentication is required"],
+  403: ["forbidden", "Not allowed"],
+  404: ["not_found", "No such endpoint"],
+  405: ["method_not_allowed", "This endpoint does not accept the method"],
+  413: ["payload_too_large", "The request body exceeds the configured limit"],
+  415: ["unsupported_media_type", "Send the body as application/json"],
+  499: ["client_closed_request", "The client closed the request"],
+  503: ["service_unavailable", "The service is shutting down or not ready"]
+}
+
+const isEnvelope = Schema.is(ErrorEnvelope)
+
+const errorResponse = (status: number, requestId: string, override?: string) => {
+  const [code, message] = codeForStatus[status] ?? (status >= 500
+    ? ["internal_error", "Internal server error"]
+    : [`http_${status}`, "The request failed"])
+  return HttpServerResponse.jsonUnsafe(
+    { error: { code, message: override ?? message, request_id: requestId } },
+    { status }
+  )
+}
+
+/** Any error response not already in our `{"error": …}` shape (router, body parser, defects) is rewritten into it. */
+const normalizeError = (response: HttpServerResponse.HttpServerResponse, requestId: string) => {
+  if (response.status < 400) return response
+  const body = response.body
+  if (body._tag === "Uint8Array" && body.contentType.includes("json")) {
+    try {
+      if (isEnvelope(JSON.parse(new TextDecoder().decode(body.body)))) return response
+    } catch {
+      // not JSON after all: rewritten below
+    }
+  }
+  const { "content-type": _type, "content-length": _length, ...headers } = response.headers
+  return HttpServerResponse.setHeaders(errorResponse(response.status, requestId), headers)
+}
+
+const bearerChallenge = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status === 401
+    ? HttpServerResponse.setHeader(response, "www-authenticate", 'Bearer realm="engram"')
+    : response
+
+const validRequestId = (value: string | undefined) =>
+  value !== undefined && /^[A-Za-z0-9._:-]{1,128}$/.test(value) ? value : undefined
+
+/**
+ * Wraps every request: assigns the request id (a sane incoming x-request-id is kept), enforces the body size
+ * limit, turns failures and defects into the error envelope without internal detail, logs one line per request.
+ */
+export const RequestEnvelope = Layer.unwrap(Effect.gen(function*() {
+  const { maxBodyBytes } = yield* EngramConfig
+  const maxBodySize = ByteSize.bytes(maxBodyBytes)
+
+  const serve = Effect.fnUntraced(function*(
+    httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>,
+    request: HttpServerRequest.HttpServerRequest,
+    requestId: string
+  ) {
+    const started = yield* Clock.currentTimeMillis
+    const declaredLength = Number(request.headers["content-length"] ?? 0)
+    const response = declaredLength > maxBodyBytes
+      ? errorResponse(413, requestId, `The request body exceeds the limit of ${maxBodyBytes} bytes`)
+      : yield* httpEffect.pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
+        Effect.catchCause((cause) =>
+          HttpServerError.causeResponse(cause).pipe(
+            Effect.tap(([response]) =>
+              response.status >= 500 && response.status !== 503
+                ? Effect.logError("request failed", cause)
+                : Effect.void
+            ),
+            Effect.map(([response]) => response)
+          )
+        )
+      )
+    const finished = yield* Clock.currentTimeMillis
+    yield* Effect.logInfo("request").pipe(
+      Effect.annotateLogs({
+        method: request.method,
+        path: request.url.split("?")[0],
+        status: response.status,
+        duration_ms: finished - started
+      })
+    )
+    return normalizeError(response, requestId).pipe(
+      bearerChallenge,
+      HttpServerResponse.setHeader("x-request-id", requestId),
+      HttpServerResponse.setHeader("x-content-type-options", "nosniff")
+    )
+  })
+
+  return HttpRouter.middleware((
+    httpEffect
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const requestId = validRequestId(request.headers["x-request-id"]) ?? randomUUID()
+      return yield* serve(httpEffect, request, requestId).pipe(
+        Effect.annotateLogs("request_id", requestId),
+        Effect.provideService(CurrentRequestId, requestId)
+      )
+    }), { global: true })
+}))

@@ -1,0 +1,49 @@
+import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { Config, Effect, Layer, Schema, SchemaIssue } from "effect"
+import { HttpServer } from "effect/http"
+import { createServer } from "node:http"
+import { EngramConfig } from "./config.ts"
+import { LoggingLive } from "./logging.ts"
+import { ServerLive } from "./server.ts"
+
+const HttpServerLive = Layer.unwrap(Effect.map(
+  EngramConfig,
+  (config) => NodeHttpServer.layer(createServer, { host: config.host, port: config.port })
+))
+
+const ListeningLog = Layer.effectDiscard(
+  HttpServer.addressFormattedWith((address) => Effect.logInfo("engram listening").pipe(
+    Effect.annotateLogs({ address, docs: `${address}/docs` })
+  ))
+)
+
+const Main = ServerLive.pipe(
+  Layer.merge(ListeningLog),
+  Layer.provide(HttpServerLive),
+  Layer.provide(LoggingLive),
+  Layer.provide(EngramConfig.layer)
+)
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** Start-up failures are explained in one line naming the setting, never with a stack trace. */
+const describeStartupFailure = (error: unknown): string => {
+  if (error instanceof Config.ConfigError && Schema.isSchemaError(error.cause)) {
+    const issues = formatIssues(error.cause.issue).issues
+    return "Invalid configuration: " + issues.map((issue) =>
+      `${(issue.path ?? []).map(String).join(".")} ${issue.message}`
+    ).join("; ")
+  }
+  if (error instanceof Error) return error.message
+  return String(error)
+}
+
+Layer.launch(Main).pipe(
+  Effect.catch((error) =>
+    Effect.sync(() => {
+      process.stderr.write(`engram: ${describeStartupFailure(error)}\n`)
+      process.exitCode = 1
+    })
+  ),
+  NodeRuntime.runMain
+)

@@ -1,0 +1,13 @@
+import { Migrator } from "effect/sql"
+import identity from "./0001_identity.ts"
+
+/** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
+const all = {
+  "0001_identity": identity
+}
+
+export const migrations = Migrator.fromRecord(all)
+
+export const latestMigrationId = Math.max(...Object.keys(all).map((key) => Number.parseInt(key, 10)))
+
+export const migrationsTable = "engram_migrations"

@@ -1,0 +1,198 @@
+import { PGlite } from "@electric-sql/pglite"
+import { vector } from "@electric-sql/pglite-pgvector"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { EngramConfig } from "../config.ts"
+import { latestMigrationId, migrations, migrationsTable } from "../migrations/index.ts"
+
+export type StorageEngine = "pglite" | "postgres"
+
+/** A failure that stops start-up; its message is written for the operator. */
+export class StartupError extends Schema.TaggedError<StartupError>()("StartupError", {
+  message: Schema.String
+}) {}
+
+/** The database is unreachable or not migrated; `message` is safe to show to API clients. */
+export class DbNotReady extends Schema.TaggedError<DbNotReady>()("DbNotReady", {
+  message: Schema.String
+}) {}
+
+const errorText = (cause: unknown): string => {
+  if (cause instanceof Error) {
+    const inner = (cause as { cause?: unknown }).cause
+    return inner === undefined || inner === cause ? cause.message : `${cause.message}: ${errorText(inner)}`
+  }
+  return String(cause)
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** One process per data directory: a lock file holding the owner's pid; a dead owner's lock is taken over. */
+const lockDataDir = (dir: string) => {
+  const lockPath = Path.join(dir, "engram.lock")
+  const take = Effect.try({
+    try: () => {
+      try {
+        Fs.writeFileSync(lockPath, String(process.pid), { flag: "wx" })
+        return
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+      }
+      const owner = Number.parseInt(Fs.readFileSync(lockPath, "utf8"), 10)
+      if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) {
+        throw new StartupError({
+          message: `The data directory ${dir} is in use by another Engram process (pid ${owner}). ` +
+            "Stop that process, or set ENGRAM_DATA_DIR to another directory."
+        })
+      }
+      Fs.writeFileSync(lockPath, String(process.pid))
+    },
+    catch: (error) =>
+      error instanceof StartupError
+        ? error
+        : new StartupError({ message: `Cannot lock the data directory ${dir}: ${errorText(error)}` })
+  })
+  const release = Effect.sync(() => {
+    try {
+      if (Fs.readFileSync(lockPath, "utf8") === String(process.pid)) Fs.rmSync(lockPath)
+    } catch {
+      // already gone
+    }
+  })
+  return Effect.acquireRelease(take, () => release)
+}
+
+/** Unix socket paths are limited to about 107 bytes; a deep data directory gets one in the temp directory. */
+const socketPathFor = (dir: string) => {
+  const inDataDir = Path.join(dir, ".s.PGSQL.engram")
+  return Buffer.byteLength(inDataDir) <= 100
+    ? inDataDir
+    : Path.join(Os.tmpdir(), `engram-${createHash("sha256").update(dir).digest("hex").slice(0, 16)}.sock`)
+}
+
+/** PGlite (Postgres in WASM) with pgvector, persisted in the data directory and served on a unix socket. */
+const embeddedClient = (dataDir: string) =>
+  Effect.gen(function*() {
+    const dir = Path.resolve(dataDir)
+    yield* Effect.try({
+      try: () => Fs.mkdirSync(dir, { recursive: true, mode: 0o700 }),
+      catch: (error) => new StartupError({ message: `Cannot create the data directory ${dir}: ${errorText(error)}` })
+    })
+    yield* lockDataDir(dir)
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => PGlite.create({ dataDir: Path.join(dir, "pglite"), extensions: { vector } }),
+        catch: (error) =>
+          new StartupError({ message: `Cannot open the embedded database in ${dir}: ${errorText(error)}` })
+      }),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    const socketPath = socketPathFor(dir)
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          Fs.rmSync(socketPath, { force: true })
+          const server = new PGLiteSocketServer({ db, path: socketPath })
+          await server.start()
+          Fs.chmodSync(socketPath, 0o600)
+          return server
+        },
+        catch: (error) => new StartupError({ message: `Cannot serve the embedded database: ${errorText(error)}` })
+      }),
+      (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
+    )
+    return yield* PgClient.make({
+      path: socketPath,
+      username: "postgres",
+      database: "postgres",
+      maxConnections: 1,
+      minConnections: 1
+    }).pipe(
+      Effect.mapError((error) =>
+        new StartupError({ message: `Cannot connect to the embedded database: ${errorText(error)}` })
+      )
+    )
+  })
+
+/** An external PostgreSQL (>= 15) with the pgvector extension. */
+const postgresClient = (url: Redacted.Redacted<string>) =>
+  Effect.gen(function*() {
+    const client = yield* PgClient.make({ url, maxConnections: 10 }).pipe(
+      Effect.mapError((error) =>
+        new StartupError({ message: `Cannot connect to the PostgreSQL server in DATABASE_URL: ${errorText(error)}` })
+      )
+    )
+    const available = yield* client<{ name: string }>`
+      SELECT name FROM pg_available_extensions WHERE name = 'vector'`.pipe(
+      Effect.mapError((error) =>
+        new StartupError({ message: `Cannot query the PostgreSQL server in DATABASE_URL: ${errorText(error)}` })
+      )
+    )
+    if (available.length === 0) {
+      return yield* new StartupError({
+        message: "The PostgreSQL server in DATABASE_URL does not have the pgvector extension installed. " +
+          "Install it on the database server (Debian/Ubuntu: `sudo bash scripts/setup-postgres-pgvector.sh` from " +
+          "this repository, or the postgresql-<version>-pgvector package; managed services: enable the " +
+          "`vector` extension), then start Engram again."
+      })
+    }
+    return client
+  })
+
+const clientLayer = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* EngramConfig
+  return PgClient.layerFrom(
+    Option.match(config.databaseUrl, {
+      onNone: () => embeddedClient(config.dataDir),
+      onSome: postgresClient
+    })
+  )
+}))
+
+const migrate = Layer.effectDiscard(
+  Migrator.make({})({ loader: migrations, table: migrationsTable }).pipe(
+    Effect.mapError((error) => new StartupError({ message: `Database migration failed: ${errorText(error)}` }))
+  )
+)
+
+export class Db extends Context.Service<Db, {
+  readonly engine: StorageEngine
+  /** Succeeds when the database answers and has every migration applied. */
+  readonly check: Effect.Effect<void, DbNotReady>
+}>()("engram/Db") {
+  static readonly layer = Layer.effect(
+    Db,
+    Effect.gen(function*() {
+      const config = yield* EngramConfig
+      const sql = yield* SqlClient.SqlClient
+      const check = sql<{ latest: number | null }>`
+        SELECT max(migration_id) AS latest FROM ${sql(migrationsTable)}`.pipe(
+        Effect.timeout("3 seconds"),
+        Effect.catchCause((cause) =>
+          Effect.logWarning("database readiness check failed", cause).pipe(
+            Effect.andThen(Effect.fail(new DbNotReady({ message: "database is unreachable" })))
+          )
+        ),
+        Effect.flatMap(([row]) =>
+          row?.latest === latestMigrationId
+            ? Effect.void
+            : Effect.fail(new DbNotReady({ message: "database is not migrated to the version this release needs" }))
+        )
+      )
+      return Db.of({ engine: Option.isSome(config.databaseUrl) ? "postgres" : "pglite", check })
+    })
+  ).pipe(Layer.provideMerge(migrate), Layer.provideMerge(clientLayer))
+}
