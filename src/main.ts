@@ -17,8 +17,8 @@ const ListeningLog = Layer.effectDiscard(
   ))
 )
 
-const Main = ServerLive.pipe(
-  Layer.merge(ListeningLog),
+const Main = ListeningLog.pipe(
+  Layer.provideMerge(ServerLive),
   Layer.provide(HttpServerLive),
   Layer.provide(LoggingLive),
   Layer.provide(EngramConfig.layer)

@@ -9,8 +9,9 @@ export type AuthKind = typeof AuthKind.Type
 
 export const UserName = Schema.Trim.check(
   Schema.isMinLength(1, { message: "must not be empty" }),
-  Schema.isMaxLength(64, { message: "must be at most 64 characters" })
-).annotate({ description: "1 to 64 characters after trimming; unique regardless of letter case" })
+  Schema.isMaxLength(64, { message: "must be at most 64 characters" }),
+  Schema.isPattern(/^[^\p{Cc}]*$/u, { message: "must not contain control characters" })
+).annotate({ description: "1 to 64 characters after trimming, no control characters; unique regardless of case" })
 
 export class User extends Schema.Class<User>("User")({
   id: UserId,

@@ -23,10 +23,11 @@ export class DbNotReady extends Schema.TaggedError<DbNotReady>()("DbNotReady", {
   message: Schema.String
 }) {}
 
+/** The innermost message of an error chain, where drivers put the reason an operator can act on. */
 const errorText = (cause: unknown): string => {
   if (cause instanceof Error) {
     const inner = (cause as { cause?: unknown }).cause
-    return inner === undefined || inner === cause ? cause.message : `${cause.message}: ${errorText(inner)}`
+    return inner instanceof Error && inner !== cause ? errorText(inner) : cause.message
   }
   return String(cause)
 }
@@ -138,7 +139,7 @@ const postgresClient = (url: Redacted.Redacted<string>) =>
     const available = yield* client<{ name: string }>`
       SELECT name FROM pg_available_extensions WHERE name = 'vector'`.pipe(
       Effect.mapError((error) =>
-        new StartupError({ message: `Cannot query the PostgreSQL server in DATABASE_URL: ${errorText(error)}` })
+        new StartupError({ message: `Cannot connect to the PostgreSQL server in DATABASE_URL: ${errorText(error)}` })
       )
     )
     if (available.length === 0) {

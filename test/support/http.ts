@@ -1,0 +1,50 @@
+import { Effect } from "effect"
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: any
+  readonly text: string
+}
+
+export interface RequestOptions {
+  readonly method?: string
+  readonly token?: string
+  readonly json?: unknown
+  readonly body?: string
+  readonly headers?: Record<string, string>
+}
+
+/** A real HTTP request with the platform fetch; the body is parsed when it is JSON. */
+export const request = (baseUrl: string, path: string, options: RequestOptions = {}) =>
+  Effect.promise(async (): Promise<Reply> => {
+    const headers: Record<string, string> = { ...options.headers }
+    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+    let body = options.body
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json)
+      headers["content-type"] ??= "application/json"
+    }
+    const response = await fetch(baseUrl + path, {
+      method: options.method ?? (body === undefined ? "GET" : "POST"),
+      headers,
+      body
+    })
+    const text = await response.text()
+    let parsed: unknown = undefined
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text }
+  })
+
+export const login = (baseUrl: string, name: string, password?: string) =>
+  Effect.map(
+    request(baseUrl, "/api/v1/auth/login", { json: password === undefined ? { name } : { name, password } }),
+    (reply) => {
+      if (reply.status !== 200) throw new Error(`login failed: ${reply.status} ${reply.text}`)
+      return reply.body.access_token as string
+    }
+  )

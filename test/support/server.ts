@@ -1,0 +1,105 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Logger, Option, Redacted, References } from "effect"
+import { HttpServer } from "effect/http"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import { createServer } from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { EngramConfig, type EngramSettings } from "../../src/config.ts"
+import { AppServices, ServerLive } from "../../src/server.ts"
+
+export type Engine = "pglite" | "postgres"
+export const engines: ReadonlyArray<Engine> = ["pglite", "postgres"]
+
+/** The real PostgreSQL with pgvector that tests create throwaway databases in (scripts/setup-postgres-pgvector.sh). */
+export const adminDatabaseUrl = process.env.ENGRAM_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+const withDatabase = (url: string, database: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+const adminClient = PgClient.make({ url: Redacted.make(adminDatabaseUrl), maxConnections: 1 }).pipe(
+  Effect.provide(Reactivity.layer)
+)
+
+/** A fresh PostgreSQL database for the scope; dropped (with its connections) when the scope closes. */
+export const scratchDatabase = Effect.gen(function*() {
+  const name = `engram_test_${randomBytes(6).toString("hex")}`
+  const admin = yield* adminClient
+  yield* admin.unsafe(`CREATE DATABASE ${name}`)
+  yield* Effect.addFinalizer(() => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore))
+  return { name, url: withDatabase(adminDatabaseUrl, name), drop: admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`) }
+})
+
+/** A temporary directory for the scope. */
+export const scratchDir = Effect.acquireRelease(
+  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "engram-test-"))),
+  (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSettings => ({
+  dataDir,
+  databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl)),
+  host: "127.0.0.1",
+  port: 0,
+  jwtSecret: Option.none(),
+  tokenTtlSeconds: 3600,
+  allowRegistration: false,
+  localLogin: true,
+  corsOrigins: [],
+  logLevel: "none",
+  logFormat: "json",
+  maxBodyBytes: 64 * 1024
+})
+
+export class TestServer extends Context.Service<TestServer, {
+  readonly url: string
+  readonly settings: EngramSettings
+  /** The server's own database connection, to provoke failures underneath it. */
+  readonly sql: SqlClient.SqlClient
+}>()("test/TestServer") {}
+
+const QuietLogs = Layer.mergeAll(Logger.layer([]), Layer.succeed(References.MinimumLogLevel, "None"))
+
+/** The real server, in this process, on an ephemeral port, with the given settings. */
+export const serverLayer = (settings: EngramSettings) =>
+  Layer.effect(
+    TestServer,
+    Effect.gen(function*() {
+      const server = yield* HttpServer.HttpServer
+      const address = server.address
+      if (address._tag === "UnixPathAddress") return yield* Effect.die("expected a TCP address")
+      const sql = yield* SqlClient.SqlClient
+      return TestServer.of({ url: `http://127.0.0.1:${address.port}`, settings, sql })
+    })
+  ).pipe(
+    Layer.provideMerge(ServerLive),
+    Layer.provideMerge(AppServices),
+    Layer.provide(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provide(EngramConfig.layerWith(settings)),
+    Layer.provide(QuietLogs)
+  )
+
+/** Settings for a fresh instance of the engine: a new data directory, and a new database for postgres. */
+export const freshSettings = (engine: Engine, overrides: Partial<EngramSettings> = {}) =>
+  Effect.gen(function*() {
+    const dataDir = yield* scratchDir
+    const databaseUrl = engine === "postgres" ? (yield* scratchDatabase).url : undefined
+    return { ...defaultSettings(dataDir, databaseUrl), ...overrides }
+  })
+
+/** A fresh server of the engine for a whole suite (use with @effect/vitest `layer`). */
+export const freshServer = (engine: Engine, overrides: Partial<EngramSettings> = {}) =>
+  Layer.unwrap(Effect.map(freshSettings(engine, overrides), serverLayer))
+
+/** Runs `use` against a server started with `settings`, stopping it afterwards. */
+export const withServer = <A, E, R>(
+  settings: EngramSettings,
+  use: (server: TestServer["Service"]) => Effect.Effect<A, E, R>
+) => Effect.scoped(Effect.flatMap(Layer.build(serverLayer(settings)), (context) => use(Context.get(context, TestServer))))
