@@ -1,7 +1,10 @@
 import { HttpApiMiddleware } from "effect/http-api"
-import { InternalError, ValidationFailed } from "./Errors.ts"
+import { InternalError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed } from "./Errors.ts"
 
-/** Turns request decoding failures into our 422 body (Effect's default is an empty 400). */
+/**
+ * Turns request decoding failures into our 422 body (Effect's default is an empty 400). It also declares the
+ * errors any endpoint can answer with (413, 415 and 500 come from the request envelope), so OpenAPI lists them.
+ */
 export class RequestValidation extends HttpApiMiddleware.Service<RequestValidation>()("engram/RequestValidation", {
-  error: [ValidationFailed, InternalError]
+  error: [ValidationFailed, PayloadTooLarge, UnsupportedMediaType, InternalError]
 }) {}

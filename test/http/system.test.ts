@@ -1,0 +1,86 @@
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { engines, freshServer, TestServer } from "../support/server.ts"
+import { login, request } from "../support/http.ts"
+
+for (const engine of engines) {
+  layer(freshServer(engine))(`system endpoints (${engine})`, (it) => {
+    it.effect("health, ready and capabilities answer without a token", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const health = yield* request(url, "/api/v1/system/health")
+        assert.strictEqual(health.status, 200)
+        assert.deepStrictEqual(health.body, { status: "ok" })
+        const ready = yield* request(url, "/api/v1/system/ready")
+        assert.strictEqual(ready.status, 200)
+        assert.strictEqual(ready.body.status, "ready")
+        assert.deepStrictEqual(ready.body.checks, [{ name: "database", ready: true, detail: "ok" }])
+        const capabilities = yield* request(url, "/api/v1/system/capabilities")
+        assert.strictEqual(capabilities.status, 200)
+        assert.strictEqual(capabilities.body.engine.name, "engram")
+        assert.match(capabilities.body.engine.version, /^\d+\.\d+\.\d+/)
+        assert.strictEqual(capabilities.body.storage, engine)
+        assert.deepStrictEqual(capabilities.body.auth, { local_login: true, registration: false })
+      }))
+
+    it.effect("model settings: empty by default, validated, replaced by PUT, scoped to the user", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const alice = yield* login(url, "Alice")
+        const bob = yield* login(url, "Bob")
+        assert.deepStrictEqual((yield* request(url, "/api/v1/system/model-settings", { token: alice })).body, {})
+
+        const saved = { llm_model: "llama3.1:8b", temperature: 0.2, max_tokens: 512 }
+        const put = yield* request(url, "/api/v1/system/model-settings", { method: "PUT", token: alice, json: saved })
+        assert.strictEqual(put.status, 200)
+        assert.deepStrictEqual(put.body, saved)
+        assert.deepStrictEqual((yield* request(url, "/api/v1/system/model-settings", { token: alice })).body, saved)
+        assert.deepStrictEqual((yield* request(url, "/api/v1/system/model-settings", { token: bob })).body, {})
+
+        const replaced = yield* request(url, "/api/v1/system/model-settings", {
+          method: "PUT",
+          token: alice,
+          json: { temperature: 1 }
+        })
+        assert.deepStrictEqual(replaced.body, { temperature: 1 })
+
+        const invalid = yield* request(url, "/api/v1/system/model-settings", {
+          method: "PUT",
+          token: alice,
+          json: { temperature: 5, max_tokens: 1.5, colour: "red" }
+        })
+        assert.strictEqual(invalid.status, 422)
+        const paths = invalid.body.error.issues.map((issue: { path: string }) => issue.path).sort()
+        assert.deepStrictEqual(paths, ["body.colour", "body.max_tokens", "body.temperature"])
+        assert.deepStrictEqual((yield* request(url, "/api/v1/system/model-settings", { token: alice })).body, {
+          temperature: 1
+        })
+      }))
+
+    it.effect("preferences: validated and persisted per user", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Carol")
+        const prefs = { theme: "dark", language: "pt-BR", timezone: "Europe/Lisbon", default_top_k: 5 }
+        const put = yield* request(url, "/api/v1/system/preferences", { method: "PUT", token, json: prefs })
+        assert.strictEqual(put.status, 200)
+        assert.deepStrictEqual((yield* request(url, "/api/v1/system/preferences", { token })).body, prefs)
+        const invalid = yield* request(url, "/api/v1/system/preferences", {
+          method: "PUT",
+          token,
+          json: { timezone: "Mars/Olympus", theme: "neon" }
+        })
+        assert.strictEqual(invalid.status, 422)
+        assert.strictEqual(invalid.body.error.issues.length, 2)
+        assert.deepStrictEqual((yield* request(url, "/api/v1/system/preferences", { token })).body, prefs)
+      }))
+
+    it.effect("settings need a token", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        for (const path of ["/api/v1/system/model-settings", "/api/v1/system/preferences"]) {
+          assert.strictEqual((yield* request(url, path)).status, 401)
+        }
+      }))
+  })
+}

@@ -1,0 +1,95 @@
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { scratchDatabase, scratchDir } from "../support/server.ts"
+import { login, request } from "../support/http.ts"
+import { exitCode, listeningUrl, spawnEngram } from "../support/process.ts"
+
+const noStackTrace = /\n\s+at .+:\d+:\d+/
+
+describe("the engram process", () => {
+  it.live("a bad setting stops start-up with a message naming the variable and what is allowed", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [Record<string, string>, RegExp]> = [
+        [{ ENGRAM_PORT: "eighty" }, /ENGRAM_PORT must be an integer from 0 to 65535/],
+        [{ ENGRAM_ALLOW_REGISTRATION: "maybe" }, /ENGRAM_ALLOW_REGISTRATION must be one of true, false/],
+        [{ ENGRAM_CORS_ORIGINS: "*,https://a.example.com" }, /ENGRAM_CORS_ORIGINS must be \* alone/],
+        [{ ENGRAM_LOG_LEVEL: "loud" }, /ENGRAM_LOG_LEVEL must be one of trace/],
+        [{ ENGRAM_JWT_SECRET: "short" }, /ENGRAM_JWT_SECRET must be at least 32 characters/],
+        [{ DATABASE_URL: "mysql://localhost/db" }, /DATABASE_URL must be a postgres:\/\//]
+      ]
+      const dataDir = yield* scratchDir
+      for (const [env, message] of cases) {
+        const engram = yield* spawnEngram({ ENGRAM_DATA_DIR: dataDir, ...env })
+        assert.strictEqual(yield* exitCode(engram), 1, JSON.stringify(env))
+        assert.match(engram.output(), message)
+        assert.notMatch(engram.output(), noStackTrace)
+      }
+    }).pipe(Effect.scoped))
+
+  it.live("a second process on a data directory in use fails fast and the first keeps serving", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* scratchDir
+      const first = yield* spawnEngram({ ENGRAM_DATA_DIR: dataDir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0" })
+      const url = yield* listeningUrl(first)
+      const second = yield* spawnEngram({ ENGRAM_DATA_DIR: dataDir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0" })
+      assert.strictEqual(yield* exitCode(second), 1)
+      assert.match(second.output(), /is in use by another Engram process \(pid \d+\)/)
+      const token = yield* login(url, "Still Here")
+      assert.strictEqual((yield* request(url, "/api/v1/auth/me", { token })).status, 200)
+    }).pipe(Effect.scoped))
+
+  it.live("a PostgreSQL without pgvector stops start-up with how to install it", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.acquireRelease(Effect.promise(() => PGlite.create()), (db) => Effect.promise(() => db.close()))
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 })
+          await server.start()
+          return server
+        }),
+        (server) => Effect.promise(() => server.stop())
+      )
+      const address = server.getServerConn()
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        DATABASE_URL: `postgres://postgres@${address}/postgres`
+      })
+      assert.strictEqual(yield* exitCode(engram), 1)
+      assert.match(engram.output(), /does not have the pgvector extension/)
+      assert.match(engram.output(), /setup-postgres-pgvector\.sh/)
+    }).pipe(Effect.scoped))
+
+  it.live("logs are JSON lines with the request id, and never contain secrets or tokens", () =>
+    Effect.gen(function*() {
+      const database = yield* scratchDatabase
+      const jwtSecret = "jwt-secret-that-must-never-be-logged-0123456789"
+      const dbPassword = "db-password-never-logged"
+      const url = new URL(database.url)
+      url.password = dbPassword
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: "0",
+        ENGRAM_JWT_SECRET: jwtSecret,
+        DATABASE_URL: url.toString(),
+        ENGRAM_LOG_LEVEL: "debug"
+      })
+      const base = yield* listeningUrl(engram)
+      const token = yield* login(base, "Log Watcher")
+      const me = yield* request(base, "/api/v1/auth/me", { token, headers: { "x-request-id": "watch-me-1" } })
+      assert.strictEqual(me.status, 200)
+      yield* request(base, "/api/v1/auth/me", { token: token + "tampered" })
+      engram.child.kill("SIGTERM")
+      yield* exitCode(engram)
+      const output = engram.output()
+      for (const secret of [jwtSecret, dbPassword, token]) assert.notInclude(output, secret)
+      const lines = output.trim().split("\n").map((line) => JSON.parse(line))
+      const access = lines.find((line) => line.annotations?.request_id === "watch-me-1")
+      assert.isDefined(access)
+      assert.strictEqual(access.annotations.path, "/api/v1/auth/me")
+      assert.strictEqual(access.annotations.status, 200)
+    }).pipe(Effect.scoped))
+
+})

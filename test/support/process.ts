@@ -1,0 +1,53 @@
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Path from "node:path"
+
+const root = Path.resolve(import.meta.dirname, "../..")
+
+export interface Engram {
+  readonly child: ChildProcess
+  readonly output: () => string
+  /** Resolves with the exit code once the process ends. */
+  readonly exited: Promise<number | null>
+}
+
+/** Starts `node src/main.ts` (what `npm start` runs) as a real process with only the given ENGRAM_* environment. */
+export const spawnEngram = (env: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.sync((): Engram => {
+      const child = spawn(process.execPath, ["src/main.ts"], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let output = ""
+      child.stdout!.on("data", (chunk) => (output += chunk))
+      child.stderr!.on("data", (chunk) => (output += chunk))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      return { child, output: () => output, exited }
+    }),
+    (engram) =>
+      Effect.promise(async () => {
+        if (engram.child.exitCode === null) engram.child.kill("SIGTERM")
+        await engram.exited
+      })
+  )
+
+/** Waits for the process to exit, at most `ms`. */
+export const exitCode = (engram: Engram, ms = 30_000) =>
+  Effect.promise(() =>
+    Promise.race([engram.exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), ms))])
+  )
+
+/** Waits for the "engram listening" log line and returns the base URL. */
+export const listeningUrl = (engram: Engram, ms = 30_000) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline) {
+      const match = engram.output().match(/"address":"(http:\/\/[^"]+)"/)
+      if (match) return match[1]!.replace("0.0.0.0", "127.0.0.1")
+      if (engram.child.exitCode !== null) throw new Error(`engram exited: ${engram.output()}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    throw new Error(`engram did not start: ${engram.output()}`)
+  })
