@@ -1,5 +1,5 @@
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Config, Effect, Layer, Schema, SchemaIssue } from "effect"
+import { Cause, Config, Effect, Exit, Layer, Runtime, Schema, SchemaIssue } from "effect"
 import { HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { EngramConfig } from "./config.ts"
@@ -38,6 +38,10 @@ const describeStartupFailure = (error: unknown): string => {
   return String(error)
 }
 
+/** SIGTERM/SIGINT interrupt the program: after a clean shutdown that is success (exit code 0). */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
 Layer.launch(Main).pipe(
   Effect.catch((error) =>
     Effect.sync(() => {
@@ -45,5 +49,5 @@ Layer.launch(Main).pipe(
       process.exitCode = 1
     })
   ),
-  NodeRuntime.runMain
+  NodeRuntime.runMain({ teardown })
 )

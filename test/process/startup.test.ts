@@ -2,6 +2,8 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import { scratchDatabase, scratchDir } from "../support/server.ts"
 import { login, request } from "../support/http.ts"
 import { exitCode, listeningUrl, spawnEngram } from "../support/process.ts"
@@ -92,4 +94,39 @@ describe("the engram process", () => {
       assert.strictEqual(access.annotations.status, 200)
     }).pipe(Effect.scoped))
 
+  it.live("after kill -9 a restart on the same data directory takes over the lock and keeps every user", () =>
+    Effect.gen(function*() {
+      const env = { ENGRAM_DATA_DIR: yield* scratchDir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0" }
+      const first = yield* spawnEngram(env)
+      const id = (yield* request(yield* listeningUrl(first), "/api/v1/auth/login", { json: { name: "Crash Test" } }))
+        .body.user.id
+      first.child.kill("SIGKILL")
+      yield* exitCode(first)
+      const second = yield* spawnEngram(env)
+      const again = yield* request(yield* listeningUrl(second), "/api/v1/auth/login", { json: { name: "crash test" } })
+      assert.strictEqual(again.body.user.id, id)
+    }).pipe(Effect.scoped))
+
+  it.live("SIGTERM shuts down cleanly: exit code 0 and the data directory unlocked", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* scratchDir
+      const engram = yield* spawnEngram({ ENGRAM_DATA_DIR: dataDir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0" })
+      yield* listeningUrl(engram)
+      engram.child.kill("SIGTERM")
+      assert.strictEqual(yield* exitCode(engram), 0)
+      assert.isFalse(Fs.existsSync(Path.join(dataDir, "engram.lock")))
+    }).pipe(Effect.scoped))
+
+  it.live("processes starting together on one PostgreSQL database apply each migration once", () =>
+    Effect.gen(function*() {
+      const database = yield* scratchDatabase
+      const engrams = yield* Effect.forEach([1, 2, 3], () =>
+        Effect.flatMap(scratchDir, (dir) =>
+          spawnEngram({ ENGRAM_DATA_DIR: dir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0", DATABASE_URL: database.url })))
+      const urls = yield* Effect.forEach(engrams, (engram) => listeningUrl(engram), { concurrency: "unbounded" })
+      for (const url of urls) assert.strictEqual((yield* request(url, "/api/v1/system/ready")).status, 200)
+      const ids = yield* Effect.forEach(urls, (url) =>
+        Effect.map(request(url, "/api/v1/auth/login", { json: { name: "Shared" } }), (reply) => reply.body.user.id))
+      assert.strictEqual(new Set(ids).size, 1)
+    }).pipe(Effect.scoped))
 })

@@ -1,0 +1,13 @@
+# Engram service image. Node 24 comes from the `node` devDependency like everywhere else, so the base only needs npm.
+FROM node:24-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+ENV ENGRAM_DATA_DIR=/data \
+    ENGRAM_HOST=0.0.0.0 \
+    ENGRAM_PORT=8080
+VOLUME /data
+EXPOSE 8080
+CMD ["npm", "start"]
