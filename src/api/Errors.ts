@@ -24,64 +24,44 @@ const ValidationDetail = Schema.Struct({
   issues: Schema.Array(ValidationIssue)
 })
 
-/** The fields every error class shares: a `{"error": {...}}` envelope with an HTTP status. */
+type ErrorDetail = typeof ErrorDetail.Type
+
+/** An error class answering `status` with the `{"error": {...}}` envelope. Build instances with `httpError`. */
 const apiError = <Self>(identifier: string, status: number, description: string) =>
   Schema.Error<Self>(identifier)({ error: ErrorDetail }, { httpApiStatus: status, description })
 
+/** An instance of one of the error classes below, carrying the current request's id. */
+export const httpError = <T>(
+  ErrorClass: new(props: { readonly error: ErrorDetail }) => T,
+  code: string,
+  message: string
+): T => new ErrorClass({ error: { code, message, request_id: currentRequestId() } })
 
-export class BadRequest extends apiError<BadRequest>("BadRequest", 400, "The request cannot be served as sent") {
-  static create(code: string, message: string) {
-    return new BadRequest({ error: { code, message, request_id: currentRequestId() } })
-  }
-}
+export class BadRequest extends apiError<BadRequest>("BadRequest", 400, "The request cannot be served as sent") {}
 
 export class Unauthorized extends apiError<Unauthorized>(
   "Unauthorized",
   401,
   "Missing, malformed, expired or wrongly signed bearer token, or wrong credentials"
-) {
-  static create(code: string, message: string) {
-    return new Unauthorized({ error: { code, message, request_id: currentRequestId() } })
-  }
-}
+) {}
 
-export class Forbidden extends apiError<Forbidden>("Forbidden", 403, "This deployment does not allow the action") {
-  static create(code: string, message: string) {
-    return new Forbidden({ error: { code, message, request_id: currentRequestId() } })
-  }
-}
+export class Forbidden extends apiError<Forbidden>("Forbidden", 403, "This deployment does not allow the action") {}
 
-export class NotFound extends apiError<NotFound>("NotFound", 404, "No such resource for the caller") {
-  static create(code: string, message: string) {
-    return new NotFound({ error: { code, message, request_id: currentRequestId() } })
-  }
-}
+export class NotFound extends apiError<NotFound>("NotFound", 404, "No such resource for the caller") {}
 
-export class Conflict extends apiError<Conflict>("Conflict", 409, "The request conflicts with the current state") {
-  static create(code: string, message: string) {
-    return new Conflict({ error: { code, message, request_id: currentRequestId() } })
-  }
-}
+export class Conflict extends apiError<Conflict>("Conflict", 409, "The request conflicts with the current state") {}
 
 export class PayloadTooLarge extends apiError<PayloadTooLarge>(
   "PayloadTooLarge",
   413,
   "The request body exceeds the configured limit"
-) {
-  static create(code: string, message: string) {
-    return new PayloadTooLarge({ error: { code, message, request_id: currentRequestId() } })
-  }
-}
+) {}
 
 export class UnsupportedMediaType extends apiError<UnsupportedMediaType>(
   "UnsupportedMediaType",
   415,
   "The request body's content type is not accepted here"
-) {
-  static create(code: string, message: string) {
-    return new UnsupportedMediaType({ error: { code, message, request_id: currentRequestId() } })
-  }
-}
+) {}
 
 export class ValidationFailed extends Schema.Error<ValidationFailed>("ValidationFailed")(
   { error: ValidationDetail },
@@ -101,23 +81,13 @@ export class ServiceUnavailable extends apiError<ServiceUnavailable>(
   "ServiceUnavailable",
   503,
   "A dependency the request needs is not available"
-) {
-  static create(code: string, message: string) {
-    return new ServiceUnavailable({ error: { code, message, request_id: currentRequestId() } })
-  }
-}
+) {}
 
 export class InternalError extends apiError<InternalError>(
   "InternalError",
   500,
   "Unexpected failure; details are only in the server log under the request id"
-) {
-  static create() {
-    return new InternalError({
-      error: { code: "internal_error", message: "Internal server error", request_id: currentRequestId() }
-    })
-  }
-}
+) {}
 
 /** The body every error response has; used to render errors raised outside HttpApi handlers. */
 export const ErrorEnvelope = Schema.Struct({ error: ErrorDetail })

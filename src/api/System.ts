@@ -41,6 +41,28 @@ export const Capabilities = Schema.Struct({
 const publicEndpoint = (summary: string, description: string) =>
   OpenApi.annotations({ summary, description })
 
+/** GET and PUT of one of the caller's JSON documents. */
+const userDocument = <const Name extends string, S extends typeof ModelSettings | typeof Preferences>(
+  name: Name,
+  path: `/${string}`,
+  schema: S,
+  noun: string
+) =>
+  [
+    HttpApiEndpoint.get(`get${name}`, path, { success: schema })
+      .middleware(Authentication)
+      .annotateMerge(OpenApi.annotations({
+        summary: `The caller's ${noun}`,
+        description: `An empty object until the caller saves ${noun}.`
+      })),
+    HttpApiEndpoint.put(`put${name}`, path, { payload: schema, success: schema })
+      .middleware(Authentication)
+      .annotateMerge(OpenApi.annotations({
+        summary: `Replace the caller's ${noun}`,
+        description: "Replaces the whole document; omitted fields are removed. Unknown fields are rejected (422)."
+      }))
+  ] as const
+
 export class SystemApi extends HttpApiGroup.make("system")
   .add(
     HttpApiEndpoint.get("health", "/health", { success: Health }).annotateMerge(
@@ -56,30 +78,8 @@ export class SystemApi extends HttpApiGroup.make("system")
     HttpApiEndpoint.get("capabilities", "/capabilities", { success: Capabilities }).annotateMerge(
       publicEndpoint("Capabilities", "The engine, its version, the storage engine and the features this instance serves.")
     ),
-    HttpApiEndpoint.get("getModelSettings", "/model-settings", { success: ModelSettings })
-      .middleware(Authentication)
-      .annotateMerge(OpenApi.annotations({
-        summary: "The caller's model settings",
-        description: "An empty object until the caller saves settings."
-      })),
-    HttpApiEndpoint.put("putModelSettings", "/model-settings", { payload: ModelSettings, success: ModelSettings })
-      .middleware(Authentication)
-      .annotateMerge(OpenApi.annotations({
-        summary: "Replace the caller's model settings",
-        description: "Replaces the whole document; omitted fields are removed. Unknown fields are rejected (422)."
-      })),
-    HttpApiEndpoint.get("getPreferences", "/preferences", { success: Preferences })
-      .middleware(Authentication)
-      .annotateMerge(OpenApi.annotations({
-        summary: "The caller's preferences",
-        description: "An empty object until the caller saves preferences."
-      })),
-    HttpApiEndpoint.put("putPreferences", "/preferences", { payload: Preferences, success: Preferences })
-      .middleware(Authentication)
-      .annotateMerge(OpenApi.annotations({
-        summary: "Replace the caller's preferences",
-        description: "Replaces the whole document; omitted fields are removed. Unknown fields are rejected (422)."
-      }))
+    ...userDocument("ModelSettings", "/model-settings", ModelSettings, "model settings"),
+    ...userDocument("Preferences", "/preferences", Preferences, "preferences")
   )
   .prefix("/system")
   .annotateMerge(OpenApi.annotations({ title: "System", description: "Liveness, readiness, capabilities, settings" }))

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
-import { Conflict, Forbidden, Unauthorized } from "../api/Errors.ts"
+import { Conflict, Forbidden, Unauthorized, httpError } from "../api/Errors.ts"
 import { CurrentUser } from "../api/Security.ts"
 import { Auth, type AuthError, type Session } from "../services/Auth.ts"
 import { AuthenticationLive } from "./Authentication.ts"
@@ -15,13 +15,13 @@ const tokenResponse = (session: Session) => ({
 
 const loginError = (error: AuthError) =>
   error.reason === "local_login_disabled"
-    ? Forbidden.create(error.reason, error.message)
-    : Unauthorized.create(error.reason, error.message)
+    ? httpError(Forbidden, error.reason, error.message)
+    : httpError(Unauthorized, error.reason, error.message)
 
 const registerError = (error: AuthError) =>
   error.reason === "name_taken"
-    ? Conflict.create(error.reason, error.message)
-    : Forbidden.create(error.reason, error.message)
+    ? httpError(Conflict, error.reason, error.message)
+    : httpError(Forbidden, error.reason, error.message)
 
 export const AuthHandlers = HttpApiBuilder.group(
   Api,

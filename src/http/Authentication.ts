@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { Unauthorized } from "../api/Errors.ts"
+import { Unauthorized, httpError } from "../api/Errors.ts"
 import { Authentication, CurrentUser } from "../api/Security.ts"
 import { Auth } from "../services/Auth.ts"
 
@@ -10,7 +10,7 @@ export const AuthenticationLive = Layer.effect(
     return Authentication.of({
       bearer: (httpEffect, { credential }) =>
         auth.authenticate(credential).pipe(
-          Effect.mapError((error) => Unauthorized.create(error.reason, error.message)),
+          Effect.mapError((error) => httpError(Unauthorized, error.reason, error.message)),
           Effect.flatMap((user) => Effect.provideService(httpEffect, CurrentUser, user))
         )
     })

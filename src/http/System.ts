@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import packageJson from "../../package.json" with { type: "json" }
 import { Api } from "../api/Api.ts"
-import { ServiceUnavailable } from "../api/Errors.ts"
+import { ServiceUnavailable, httpError } from "../api/Errors.ts"
 import { CurrentUser } from "../api/Security.ts"
 import { EngramConfig } from "../config.ts"
 import { ModelSettings, Preferences } from "../domain/Settings.ts"
@@ -34,7 +34,7 @@ export const SystemHandlers = HttpApiBuilder.group(
       .handle("ready", () =>
         db.check.pipe(
           Effect.as({ status: "ready" as const, checks: [{ name: "database", ready: true, detail: "ok" }] }),
-          Effect.mapError((error) => ServiceUnavailable.create("not_ready", `Not ready: ${error.message}`))
+          Effect.mapError((error) => httpError(ServiceUnavailable, "not_ready", `Not ready: ${error.message}`))
         ))
       .handle("capabilities", () => Effect.succeed(capabilities))
       .handle("getModelSettings", () =>

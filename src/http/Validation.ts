@@ -1,6 +1,6 @@
 import { Effect, ErrorReporter, Cause, SchemaIssue } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
-import { InternalError, ValidationFailed } from "../api/Errors.ts"
+import { InternalError, ValidationFailed, httpError } from "../api/Errors.ts"
 import { RequestValidation } from "../api/Validation.ts"
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
@@ -17,7 +17,7 @@ export const RequestValidationLive = HttpApiMiddleware.layerSchemaErrorTransform
   if (error.kind === "Body" || error.kind === "ResponseHeaders") {
     return ErrorReporter.report(Cause.fail(error)).pipe(
       Effect.andThen(Effect.logError("response encoding failed", error.cause)),
-      Effect.andThen(Effect.fail(InternalError.create()))
+      Effect.andThen(Effect.fail(httpError(InternalError, "internal_error", "Internal server error")))
     )
   }
   const slot = slotName[error.kind]

@@ -109,17 +109,22 @@ export class Auth extends Context.Service<Auth, {
         message: "Wrong name or password"
       })
 
-      const login = Effect.fn("Auth.login")(function*(input: { readonly name: string; readonly password?: string | undefined }) {
+      const login = Effect.fn("Auth.login")(function*(input: {
+        readonly name: string
+        readonly password?: string | undefined
+      }) {
         const existing = yield* users.findByName(input.name)
-        if (Option.isSome(existing) && Option.isSome(existing.value.passwordHash)) {
-          if (input.password === undefined) {
+        const passwordHash = Option.flatMap(existing, (stored) => stored.passwordHash)
+        if (Option.isSome(existing) && Option.isSome(passwordHash)) {
+          const password = input.password
+          if (password === undefined) {
             return yield* new AuthError({
               reason: "password_required",
               message: "This user registered with a password; send it with the name"
             })
           }
-          const ok = yield* Effect.promise(() => verify(existing.value.passwordHash.pipe(Option.getOrThrow), input.password!))
-          if (!ok) return yield* invalidCredentials
+          const matches = yield* Effect.promise(() => verify(passwordHash.value, password))
+          if (!matches) return yield* invalidCredentials
           return yield* issue(existing.value.user)
         }
         if (input.password !== undefined) return yield* invalidCredentials
