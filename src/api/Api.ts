@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AuthApi } from "./Auth.ts"
 import { RequestValidation } from "./Validation.ts"
+import { engramVersion } from "../version.ts"
 import { SystemApi } from "./System.ts"
 
 export class Api extends HttpApi.make("engram")
@@ -12,6 +13,7 @@ export class Api extends HttpApi.make("engram")
   .annotate(HttpApi.QueryParseOptions, { errors: "all" })
   .annotateMerge(OpenApi.annotations({
     title: "Engram API",
+    version: engramVersion,
     description: "Self-hosted knowledge retrieval. Every endpoint except login, register, health, ready and " +
       "capabilities needs `Authorization: Bearer <access_token>`. Errors are `{\"error\": {\"code\", \"message\", " +
       "\"request_id\"}}`; validation errors (422) add `issues: [{path, message}]`. Every response carries x-request-id."

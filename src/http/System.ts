@@ -1,6 +1,5 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import packageJson from "../../package.json" with { type: "json" }
 import { Api } from "../api/Api.ts"
 import { ServiceUnavailable, httpError } from "../api/Errors.ts"
 import { CurrentUser } from "../api/Security.ts"
@@ -8,6 +7,7 @@ import { EngramConfig } from "../config.ts"
 import { ModelSettings, Preferences } from "../domain/Settings.ts"
 import { Db } from "../services/Db.ts"
 import { Settings } from "../services/Settings.ts"
+import { engramVersion } from "../version.ts"
 import { AuthenticationLive } from "./Authentication.ts"
 
 export const SystemHandlers = HttpApiBuilder.group(
@@ -19,7 +19,7 @@ export const SystemHandlers = HttpApiBuilder.group(
     const settings = yield* Settings
 
     const capabilities = {
-      engine: { name: "engram" as const, version: packageJson.version },
+      engine: { name: "engram" as const, version: engramVersion },
       api_version: "v1" as const,
       storage: db.engine,
       auth: { local_login: config.localLogin, registration: config.allowRegistration },

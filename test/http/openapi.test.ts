@@ -1,6 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Api } from "../../src/api/Api.ts"
+import { engramVersion } from "../../src/version.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 import { request } from "../support/http.ts"
 
@@ -34,6 +35,7 @@ for (const engine of engines) {
         const reply = yield* request(url, "/openapi.json")
         assert.strictEqual(reply.status, 200)
         assert.match(reply.body.openapi, /^3\.1\./)
+        assert.strictEqual(reply.body.info.version, engramVersion)
         assert.isAbove(declaredEndpoints.length, 9)
         for (const { method, path } of declaredEndpoints) {
           const operation: Operation | undefined = reply.body.paths[path]?.[method]
