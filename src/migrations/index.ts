@@ -1,9 +1,11 @@
 import { Migrator } from "effect/sql"
 import identity from "./0001_identity.ts"
+import ingestion from "./0002_ingestion.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
-  "0001_identity": identity
+  "0001_identity": identity,
+  "0002_ingestion": ingestion
 }
 
 export const migrations = Migrator.fromRecord(all)

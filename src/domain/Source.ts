@@ -1,0 +1,81 @@
+import { Schema } from "effect"
+
+export const SourceId = Schema.String.pipe(Schema.brand("SourceId"))
+export type SourceId = typeof SourceId.Type
+
+export const ConnectorKind = Schema.Literals(["file_upload", "web", "folder"])
+export type ConnectorKind = typeof ConnectorKind.Type
+
+const HttpUrl = Schema.String.check(
+  Schema.isMaxLength(2048),
+  Schema.makeFilter((s: string) => {
+    try {
+      const url = new URL(s)
+      return url.protocol === "http:" || url.protocol === "https:"
+    } catch {
+      return false
+    }
+  }, { message: "must be an http:// or https:// URL" })
+)
+
+export const FileUploadConfig = Schema.Struct({}).annotate({
+  identifier: "FileUploadConfig",
+  description: "No settings: documents arrive by upload or text ingestion."
+})
+
+export const WebConfig = Schema.Struct({
+  urls: Schema.Array(HttpUrl).check(Schema.isBetweenLength(1, 100)).annotate({
+    description: "Pages to fetch, 1 to 100"
+  }),
+  crawl_depth: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 }))).annotate({
+    description: "Follow same-site links this many hops from each URL (0 to 3, default 0)"
+  }),
+  max_pages: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))).annotate({
+    description: "Stop after this many pages per sync (1 to 1000, default 100)"
+  })
+}).annotate({
+  identifier: "WebConfig",
+  description: "Fetches pages (timeout and size limit) and keeps their main text."
+})
+
+export const FolderConfig = Schema.Struct({
+  path: Schema.String.check(Schema.isBetweenLength(1, 4096)).annotate({
+    description: "An absolute directory inside one of the roots the operator allows with ENGRAM_FOLDER_ROOTS"
+  }),
+  recursive: Schema.optionalKey(Schema.Boolean).annotate({ description: "Include subdirectories (default true)" })
+}).annotate({
+  identifier: "FolderConfig",
+  description: "Scans a server-side directory for supported files."
+})
+
+export const connectorConfigs = {
+  file_upload: FileUploadConfig,
+  web: WebConfig,
+  folder: FolderConfig
+} as const
+
+export const SourceStatus = Schema.Literals(["ready", "processing"]).annotate({
+  description: "processing while any of its documents or a sync is queued or running; ready otherwise"
+})
+
+export class SourceOut extends Schema.Class<SourceOut>("SourceOut")({
+  id: SourceId,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  connector_kind: ConnectorKind,
+  config: Schema.Record(Schema.String, Schema.Unknown),
+  status: SourceStatus,
+  document_count: Schema.Int,
+  chunk_count: Schema.Int.annotate({ description: "Chunks of the documents' current versions" }),
+  event_count: Schema.Int,
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  last_synced_at: Schema.NullOr(Schema.String)
+}) {}
+
+export const SourceName = Schema.Trim.check(
+  Schema.isMinLength(1, { message: "must not be empty" }),
+  Schema.isMaxLength(200, { message: "must be at most 200 characters" })
+)
+
+export const SourceDescription = Schema.String.check(Schema.isMaxLength(2000))
