@@ -17,6 +17,19 @@ export interface EngramSettings {
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
   readonly maxBodyBytes: number
+  readonly maxUploadBytes: number
+  readonly folderRoots: ReadonlyArray<string>
+  readonly workerConcurrency: number
+  readonly jobMaxAttempts: number
+  readonly chunkTokens: number
+  readonly chunkOverlapTokens: number
+  readonly embedModelDir: Option.Option<string>
+  readonly embedModel: string
+  readonly embedDtype: "fp32" | "q8"
+  readonly embedPooling: Option.Option<"mean" | "cls">
+  readonly embedBaseUrl: Option.Option<string>
+  readonly embedApiKey: Option.Option<Redacted.Redacted<string>>
+  readonly embedBatchSize: number
 }
 
 const withMessage = (message: string) => ({ message })
@@ -74,6 +87,24 @@ const CorsOrigins = Schema.String.pipe(
   )
 )
 
+const AbsolutePaths = Schema.String.pipe(
+  Schema.decodeTo(
+    Schema.Array(Schema.String).check(
+      Schema.makeFilter((paths: ReadonlyArray<string>) => paths.every((p) => p.startsWith("/")), {
+        message: "must be a comma-separated list of absolute directories"
+      })
+    ),
+    {
+      decode: SchemaGetter.transform((s: string) => s.split(",").map((p) => p.trim()).filter((p) => p.length > 0)),
+      encode: SchemaGetter.transform((paths: ReadonlyArray<string>) => paths.join(","))
+    }
+  )
+)
+
+const HttpBaseUrl = Schema.String.check(
+  Schema.makeFilter((s: string) => /^https?:\/\/[^\s]+$/.test(s), { message: "must be an http:// or https:// URL" })
+)
+
 const optionalSetting = <T>(codec: Schema.Codec<T, string>, name: string) =>
   Config.option(Config.schema(codec, name))
 
@@ -92,7 +123,27 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   corsOrigins: setting(CorsOrigins, "ENGRAM_CORS_ORIGINS", []),
   logLevel: setting(LogLevel, "ENGRAM_LOG_LEVEL", "info"),
   logFormat: setting(LogFormatSchema, "ENGRAM_LOG_FORMAT", "json"),
-  maxBodyBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024)
+  maxBodyBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024),
+  maxUploadBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
+  folderRoots: setting(AbsolutePaths, "ENGRAM_FOLDER_ROOTS", []),
+  workerConcurrency: setting(integerBetween(0, 64), "ENGRAM_WORKER_CONCURRENCY", 2),
+  jobMaxAttempts: setting(integerBetween(1, 100), "ENGRAM_JOB_MAX_ATTEMPTS", 5),
+  chunkTokens: setting(integerBetween(32, 2048), "ENGRAM_CHUNK_TOKENS", 300),
+  chunkOverlapTokens: setting(integerBetween(0, 512), "ENGRAM_CHUNK_OVERLAP_TOKENS", 40),
+  embedModelDir: optionalSetting(NonEmpty, "ENGRAM_EMBED_MODEL_DIR"),
+  embedModel: setting(NonEmpty, "ENGRAM_EMBED_MODEL", "Xenova/bge-small-en-v1.5"),
+  embedDtype: setting(
+    Schema.Literals(["fp32", "q8"]).annotate(withMessage("must be fp32 or q8")),
+    "ENGRAM_EMBED_DTYPE",
+    "q8"
+  ),
+  embedPooling: optionalSetting(
+    Schema.Literals(["mean", "cls"]).annotate(withMessage("must be mean or cls")),
+    "ENGRAM_EMBED_POOLING"
+  ),
+  embedBaseUrl: optionalSetting(HttpBaseUrl, "ENGRAM_EMBED_BASE_URL"),
+  embedApiKey: Config.map(optionalSetting(NonEmpty, "ENGRAM_EMBED_API_KEY"), Option.map(Redacted.make)),
+  embedBatchSize: setting(integerBetween(1, 512), "ENGRAM_EMBED_BATCH_SIZE", 32)
 })
 
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/Config") {

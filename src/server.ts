@@ -3,24 +3,47 @@ import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./api/Api.ts"
 import { AuthHandlers } from "./http/Auth.ts"
+import { DocumentsHandlers } from "./http/Documents.ts"
+import { JobsHandlers } from "./http/Jobs.ts"
+import { SourcesHandlers } from "./http/Sources.ts"
 import { CorsLive } from "./http/Cors.ts"
 import { RequestEnvelope } from "./http/Envelope.ts"
 import { SystemHandlers } from "./http/System.ts"
 import { RequestValidationLive } from "./http/Validation.ts"
 import { Auth } from "./services/Auth.ts"
 import { Db } from "./services/Db.ts"
+import { Documents } from "./services/Documents.ts"
+import { Embedder } from "./services/Embedder.ts"
+import { Jobs } from "./services/Jobs.ts"
+import { Pipeline } from "./services/Pipeline.ts"
+import { Sources } from "./services/Sources.ts"
+import { Syncs } from "./services/Syncs.ts"
+import { VectorIndex } from "./services/VectorIndex.ts"
+import { IndexReconciler, Workers } from "./services/Workers.ts"
 import { Settings } from "./services/Settings.ts"
 import { Users } from "./services/Users.ts"
 
-/** Services shared by the HTTP handlers (and, later, the workers). */
-export const AppServices = Layer.mergeAll(Auth.layer, Settings.layer).pipe(
+const Ingestion = Layer.mergeAll(Documents.layer, Syncs.layer).pipe(Layer.provideMerge(Sources.layer))
+
+const Processing = Layer.mergeAll(Workers.layer, IndexReconciler).pipe(
+  Layer.provideMerge(Pipeline.layer),
+  Layer.provideMerge(VectorIndex.layer)
+)
+
+/** Services shared by the HTTP handlers and the workers, on one database. */
+export const AppServices = Layer.mergeAll(Auth.layer, Settings.layer, Ingestion, Processing).pipe(
   Layer.provide(Users.layer),
+  Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer)),
   Layer.provideMerge(Db.layer)
 )
 
 const Routes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide(Layer.mergeAll(SystemHandlers, AuthHandlers).pipe(Layer.provideMerge(RequestValidationLive)))
+    Layer.provide(
+      Layer.mergeAll(SystemHandlers, AuthHandlers, SourcesHandlers, DocumentsHandlers, JobsHandlers).pipe(
+        Layer.provideMerge(RequestValidationLive)
+      )
+    )
   ),
   HttpApiScalar.layer(Api, { path: "/docs" }),
   HttpRouter.add("GET", "/", HttpServerResponse.redirect("/docs")),

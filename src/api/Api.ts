@@ -1,5 +1,8 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AuthApi } from "./Auth.ts"
+import { DocumentsApi } from "./Documents.ts"
+import { JobsApi } from "./Jobs.ts"
+import { SourcesApi } from "./Sources.ts"
 import { RequestValidation } from "./Validation.ts"
 import { engramVersion } from "../version.ts"
 import { SystemApi } from "./System.ts"
@@ -7,6 +10,9 @@ import { SystemApi } from "./System.ts"
 export class Api extends HttpApi.make("engram")
   .add(SystemApi)
   .add(AuthApi)
+  .add(SourcesApi)
+  .add(DocumentsApi)
+  .add(JobsApi)
   .prefix("/api/v1")
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

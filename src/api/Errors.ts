@@ -83,6 +83,12 @@ export class ServiceUnavailable extends apiError<ServiceUnavailable>(
   "A dependency the request needs is not available"
 ) {}
 
+export class NotImplemented extends apiError<NotImplemented>(
+  "NotImplemented",
+  501,
+  "This release does not implement the action yet"
+) {}
+
 export class InternalError extends apiError<InternalError>(
   "InternalError",
   500,

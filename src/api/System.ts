@@ -1,6 +1,7 @@
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ModelSettings, Preferences } from "../domain/Settings.ts"
+import { JobOut } from "../domain/Job.ts"
 import { ServiceUnavailable } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
@@ -13,7 +14,9 @@ export const ReadinessCheck = Schema.Struct({
 }).annotate({ identifier: "ReadinessCheck" })
 
 export const Readiness = Schema.Struct({
-  status: Schema.Literal("ready"),
+  status: Schema.Literals(["ready", "degraded"]).annotate({
+    description: "degraded: serving, but a non-critical dependency (the embedding model) is unavailable"
+  }),
   checks: Schema.Array(ReadinessCheck)
 }).annotate({ identifier: "Readiness" })
 
@@ -30,7 +33,11 @@ export const Capabilities = Schema.Struct({
   strategies: Schema.Array(Schema.String).annotate({ description: "Search strategies this instance serves" }),
   connectors: Schema.Array(Schema.String).annotate({ description: "Source connector kinds this instance serves" }),
   embedding: Schema.NullOr(Schema.Struct({ model: Schema.String, dimension: Schema.Int })).annotate({
-    description: "The embedding model of the index; null when none is configured"
+    description: "The loaded embedding model; null while loading or when none is available"
+  }),
+  dense_retrieval: Schema.Struct({
+    available: Schema.Boolean,
+    reason: Schema.NullOr(Schema.String).annotate({ description: "Why not, when unavailable" })
   }),
   llm: Schema.Struct({
     provider: Schema.String.annotate({ description: "none until an answer provider is configured" }),
@@ -71,13 +78,23 @@ export class SystemApi extends HttpApiGroup.make("system")
     HttpApiEndpoint.get("ready", "/ready", { success: Readiness, error: ServiceUnavailable }).annotateMerge(
       publicEndpoint(
         "Readiness",
-        "200 when the database is reachable and migrated; 503 not_ready naming the dependency otherwise. " +
+        "200 when the database is reachable and migrated and the workers run; status degraded when the " +
+          "embedding model is unavailable (the node still serves); 503 not_ready naming the dependency otherwise. " +
           "Use it for container health checks and load balancers. No token needed."
       )
     ),
     HttpApiEndpoint.get("capabilities", "/capabilities", { success: Capabilities }).annotateMerge(
       publicEndpoint("Capabilities", "The engine, its version, the storage engine and the features this instance serves.")
     ),
+    HttpApiEndpoint.post("reindex", "/reindex", {
+      success: JobOut.pipe(HttpApiSchema.status(202)),
+      error: ServiceUnavailable
+    }).middleware(Authentication).annotateMerge(OpenApi.annotations({
+      summary: "Re-embed every chunk with the configured model",
+      description: "A background job embeds every searchable chunk with the loaded embedding model into a new " +
+        "index and switches to it atomically when done (vectors of two models are never mixed). 503 " +
+        "no_embedding_model when no model is loaded."
+    })),
     ...userDocument("ModelSettings", "/model-settings", ModelSettings, "model settings"),
     ...userDocument("Preferences", "/preferences", Preferences, "preferences")
   )

@@ -1,5 +1,12 @@
 import { ByteSize, Clock, Effect, Layer, Schema, type Types } from "effect"
-import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import {
+  HttpIncomingMessage,
+  HttpRouter,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse,
+  Multipart
+} from "effect/http"
 import { randomUUID } from "node:crypto"
 import { CurrentRequestId, ErrorEnvelope } from "../api/Errors.ts"
 import { EngramConfig } from "../config.ts"
@@ -56,8 +63,7 @@ const validRequestId = (value: string | undefined) =>
  * limit, turns failures and defects into the error envelope without internal detail, logs one line per request.
  */
 export const RequestEnvelope = Layer.unwrap(Effect.gen(function*() {
-  const { maxBodyBytes } = yield* EngramConfig
-  const maxBodySize = ByteSize.bytes(maxBodyBytes)
+  const { maxBodyBytes, maxUploadBytes } = yield* EngramConfig
 
   const serve = Effect.fnUntraced(function*(
     httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>,
@@ -65,11 +71,14 @@ export const RequestEnvelope = Layer.unwrap(Effect.gen(function*() {
     requestId: string
   ) {
     const started = yield* Clock.currentTimeMillis
+    const isUpload = (request.headers["content-type"] ?? "").startsWith("multipart/form-data")
+    const limit = isUpload ? maxUploadBytes : maxBodyBytes
     const declaredLength = Number(request.headers["content-length"] ?? 0)
-    const response = declaredLength > maxBodyBytes
-      ? errorResponse(413, requestId, `The request body exceeds the limit of ${maxBodyBytes} bytes`)
+    const response = declaredLength > limit
+      ? errorResponse(413, requestId, `The request body exceeds the limit of ${limit} bytes`)
       : yield* httpEffect.pipe(
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
+        Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(limit)),
         Effect.catchCause((cause) =>
           HttpServerError.causeResponse(cause).pipe(
             Effect.tap(([response]) =>

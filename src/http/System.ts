@@ -1,14 +1,29 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
-import { ServiceUnavailable, httpError } from "../api/Errors.ts"
+import { httpError, ServiceUnavailable } from "../api/Errors.ts"
 import { CurrentUser } from "../api/Security.ts"
 import { EngramConfig } from "../config.ts"
 import { ModelSettings, Preferences } from "../domain/Settings.ts"
 import { Db } from "../services/Db.ts"
+import { Embedder, type EmbedderState } from "../services/Embedder.ts"
+import { Jobs, toJobOut } from "../services/Jobs.ts"
 import { Settings } from "../services/Settings.ts"
+import { Sources } from "../services/Sources.ts"
+import { Workers } from "../services/Workers.ts"
 import { engramVersion } from "../version.ts"
 import { AuthenticationLive } from "./Authentication.ts"
+
+const embedderCheck = (state: EmbedderState) => {
+  switch (state._tag) {
+    case "Ready":
+      return { name: "embedder", ready: true, detail: `${state.model.name} (${state.model.dimension} dimensions)` }
+    case "Loading":
+      return { name: "embedder", ready: false, detail: `loading: ${state.detail}` }
+    case "Unavailable":
+      return { name: "embedder", ready: false, detail: `unavailable: ${state.reason}` }
+  }
+}
 
 export const SystemHandlers = HttpApiBuilder.group(
   Api,
@@ -17,26 +32,65 @@ export const SystemHandlers = HttpApiBuilder.group(
     const config = yield* EngramConfig
     const db = yield* Db
     const settings = yield* Settings
+    const embedder = yield* Embedder
+    const workers = yield* Workers
+    const jobs = yield* Jobs
+    const sources = yield* Sources
 
-    const capabilities = {
+    const capabilities = Effect.map(embedder.state, (state) => ({
       engine: { name: "engram" as const, version: engramVersion },
       api_version: "v1" as const,
       storage: db.engine,
       auth: { local_login: config.localLogin, registration: config.allowRegistration },
       strategies: [],
-      connectors: [],
-      embedding: null,
+      connectors: sources.connectors.filter((connector) => connector.available).map((connector) => connector.kind),
+      embedding: state._tag === "Ready" ? { model: state.model.name, dimension: state.model.dimension } : null,
+      dense_retrieval: state._tag === "Ready"
+        ? { available: true, reason: null }
+        : { available: false, reason: embedderCheck(state).detail },
       llm: { provider: "none", model: null }
-    }
+    }))
+
+    const ready = Effect.gen(function*() {
+      yield* db.check.pipe(
+        Effect.mapError((error) => httpError(ServiceUnavailable, "not_ready", `Not ready: ${error.message}`))
+      )
+      const running = yield* workers.running
+      const embedderStatus = embedderCheck(yield* embedder.state)
+      return {
+        status: embedderStatus.ready ? "ready" as const : "degraded" as const,
+        checks: [
+          { name: "database", ready: true, detail: "ok" },
+          {
+            name: "workers",
+            ready: true,
+            detail: config.workerConcurrency === 0 ? "disabled on this node (ENGRAM_WORKER_CONCURRENCY=0)" : `${running} running`
+          },
+          embedderStatus
+        ]
+      }
+    })
+
+    const reindex = Effect.gen(function*() {
+      const user = yield* CurrentUser
+      const loaded = yield* embedder.state
+      if (loaded._tag !== "Ready") {
+        return yield* httpError(
+          ServiceUnavailable,
+          "no_embedding_model",
+          `No embedding model is loaded to reindex with (${embedderCheck(loaded).detail})`
+        )
+      }
+      const job = yield* jobs.enqueue({ ownerId: user.id, kind: "reindex" })
+      yield* jobs.wake
+      return toJobOut(job)
+    })
 
     return handlers
       .handle("health", () => Effect.succeed({ status: "ok" as const }))
-      .handle("ready", () =>
-        db.check.pipe(
-          Effect.as({ status: "ready" as const, checks: [{ name: "database", ready: true, detail: "ok" }] }),
-          Effect.mapError((error) => httpError(ServiceUnavailable, "not_ready", `Not ready: ${error.message}`))
-        ))
-      .handle("capabilities", () => Effect.succeed(capabilities))
+      .handle("ready", () => ready)
+      .handle("capabilities", () => capabilities)
+      .handle("reindex", () => reindex)
       .handle("getModelSettings", () =>
         Effect.flatMap(CurrentUser, (user) => settings.get(user.id, "model_settings", ModelSettings)))
       .handle("putModelSettings", ({ payload }) =>
@@ -47,3 +101,4 @@ export const SystemHandlers = HttpApiBuilder.group(
         Effect.flatMap(CurrentUser, (user) => settings.put(user.id, "preferences", Preferences, payload)))
   })
 ).pipe(Layer.provide(AuthenticationLive))
+

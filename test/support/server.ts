@@ -11,6 +11,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings } from "../../src/config.ts"
 import { AppServices, ServerLive } from "../../src/server.ts"
+import { fixtureModelDir } from "./datasets.ts"
 
 export type Engine = "pglite" | "postgres"
 export const engines: ReadonlyArray<Engine> = ["pglite", "postgres"]
@@ -55,7 +56,20 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   corsOrigins: [],
   logLevel: "none",
   logFormat: "json",
-  maxBodyBytes: 64 * 1024
+  maxBodyBytes: 64 * 1024,
+  maxUploadBytes: 1024 * 1024,
+  folderRoots: [],
+  workerConcurrency: 2,
+  jobMaxAttempts: 3,
+  chunkTokens: 300,
+  chunkOverlapTokens: 40,
+  embedModelDir: Option.some(fixtureModelDir),
+  embedModel: "Xenova/bge-small-en-v1.5",
+  embedDtype: "q8",
+  embedPooling: Option.none(),
+  embedBaseUrl: Option.none(),
+  embedApiKey: Option.none(),
+  embedBatchSize: 32
 })
 
 export class TestServer extends Context.Service<TestServer, {

@@ -1,0 +1,74 @@
+import { Schema } from "effect"
+import { SourceId } from "./Source.ts"
+
+export const DocumentId = Schema.String.pipe(Schema.brand("DocumentId"))
+export type DocumentId = typeof DocumentId.Type
+
+export const DocumentKind = Schema.Literals(["text", "messages", "file"])
+
+export const DocumentStatus = Schema.Literals(["queued", "processing", "paused", "ready", "failed"]).annotate({
+  description: "queued → processing → ready | failed; queued/processing → paused → queued (resume); " +
+    "ready/failed → queued (reprocess)"
+})
+export type DocumentStatus = typeof DocumentStatus.Type
+
+export const Stage = Schema.Literals(["parse", "chunk", "embed", "index"])
+export type Stage = typeof Stage.Type
+export const stages: ReadonlyArray<Stage> = ["parse", "chunk", "embed", "index"]
+
+export const ProcessingError = Schema.Struct({
+  code: Schema.String,
+  message: Schema.String,
+  stage: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "ProcessingError" })
+
+export class DocumentOut extends Schema.Class<DocumentOut>("DocumentOut")({
+  id: DocumentId,
+  source_id: SourceId,
+  title: Schema.String,
+  kind: DocumentKind,
+  mime_type: Schema.String,
+  size_bytes: Schema.Int,
+  content_hash: Schema.String.annotate({ description: "sha256 of the original content, hex" }),
+  status: DocumentStatus,
+  stage: Schema.NullOr(Stage).annotate({ description: "The stage running or next to run; null when ready" }),
+  error: Schema.NullOr(ProcessingError),
+  chunk_count: Schema.Int.annotate({ description: "Chunks of the searchable version" }),
+  searchable: Schema.Boolean.annotate({
+    description: "Has a completely indexed version; during reprocessing the previous version stays searchable"
+  }),
+  duplicate: Schema.Boolean.annotate({
+    description: "true when this request's content was already in the source: the existing document is returned"
+  }),
+  job_id: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  ready_at: Schema.NullOr(Schema.String)
+}) {}
+
+export const MessageItem = Schema.Struct({
+  speaker: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 200))).annotate({
+    description: "Who wrote it, e.g. a person's name"
+  }),
+  role: Schema.optionalKey(Schema.Literals(["user", "assistant", "system", "tool"])).annotate({
+    description: "Chat role, used as the speaker when speaker is absent"
+  }),
+  content: Schema.String.check(Schema.isBetweenLength(1, 100_000)),
+  timestamp: Schema.optionalKey(
+    Schema.String.check(Schema.makeFilter((s: string) =>
+      /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
+      message: "must be an ISO-8601 date-time such as 2024-05-01T10:00:00Z"
+    }))
+  ).annotate({ description: "When it was written (ISO-8601); anchors relative times in it" })
+}).annotate({ identifier: "MessageItem" })
+export type MessageItem = typeof MessageItem.Type
+
+export const IngestRequest = Schema.Struct({
+  title: Schema.Trim.check(Schema.isBetweenLength(1, 500)),
+  text: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  messages: Schema.optionalKey(Schema.Array(MessageItem).check(Schema.isBetweenLength(1, 10_000)))
+}).check(
+  Schema.makeFilter((request) => (request.text === undefined) !== (request.messages === undefined), {
+    message: "send exactly one of text or messages"
+  })
+).annotate({ identifier: "IngestRequest" })

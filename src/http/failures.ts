@@ -1,0 +1,41 @@
+import { Effect } from "effect"
+import { BadRequest, Conflict, httpError, NotFound, ValidationFailed } from "../api/Errors.ts"
+import { UnsupportedMediaType } from "../api/Errors.ts"
+import type { DocumentsFailure } from "../services/Documents.ts"
+import type { SourcesFailure } from "../services/Sources.ts"
+
+const invalidCursor = () => httpError(BadRequest, "invalid_cursor", "The cursor is not one this API returned")
+
+/** One place that turns source failures into HTTP errors (for Effect.catch). */
+export const sourcesFailure = (failure: SourcesFailure) => {
+  switch (failure.reason._tag) {
+    case "SourceNotFound":
+      return Effect.fail(httpError(NotFound, "source_not_found", "No such source"))
+    case "InvalidConfig":
+      return Effect.fail(ValidationFailed.create(failure.reason.issues))
+    case "InvalidCursor":
+      return Effect.fail(invalidCursor())
+  }
+}
+
+/** Document failures; a refused action is a 409 only where the endpoint is an action. */
+const documentsFailureWith = <E>(refused: (message: string) => Effect.Effect<never, E>) =>
+(failure: DocumentsFailure | SourcesFailure) => {
+  if (failure._tag === "SourcesFailure") return sourcesFailure(failure)
+  switch (failure.reason._tag) {
+    case "DocumentNotFound":
+      return Effect.fail(httpError(NotFound, "document_not_found", "No such document in this source"))
+    case "ActionNotAllowed":
+      return refused(failure.reason.message)
+    case "UnsupportedType":
+      return Effect.fail(httpError(UnsupportedMediaType, "unsupported_file_type", failure.reason.message))
+    case "InvalidCursor":
+      return Effect.fail(invalidCursor())
+  }
+}
+
+export const documentsFailure = documentsFailureWith((message) => Effect.die(new Error(message)))
+
+export const documentActionFailure = documentsFailureWith((message) =>
+  Effect.fail(httpError(Conflict, "action_not_allowed", message))
+)

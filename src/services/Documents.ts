@@ -1,0 +1,412 @@
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { createHash } from "node:crypto"
+import { ChunkOut } from "../domain/Chunk.ts"
+import { DocumentId, DocumentOut, type DocumentStatus, DocumentStatus as Status, type MessageItem, Stage } from "../domain/Document.ts"
+import { decodeCursor, encodeCursor } from "../domain/Page.ts"
+import { SourceId } from "../domain/Source.ts"
+import type { UserId } from "../domain/User.ts"
+import type { Block } from "../ingest/Parsed.ts"
+import { detectFormat, type Format, mimeTypes } from "../ingest/parse/index.ts"
+import { Jobs } from "./Jobs.ts"
+import { Sources, type SourcesFailure } from "./Sources.ts"
+
+export type DocumentsError =
+  | { readonly _tag: "DocumentNotFound" }
+  | { readonly _tag: "ActionNotAllowed"; readonly message: string }
+  | { readonly _tag: "UnsupportedType"; readonly message: string }
+  | { readonly _tag: "InvalidCursor" }
+
+export class DocumentsFailure extends Data.TaggedError("DocumentsFailure")<{ readonly reason: DocumentsError }> {}
+
+const fail = (reason: DocumentsError) => Effect.fail(new DocumentsFailure({ reason }))
+
+const DocumentRow = Schema.Struct({
+  id: DocumentId,
+  source_id: SourceId,
+  title: Schema.String,
+  kind: Schema.Literals(["text", "messages", "file"]),
+  format: Schema.String,
+  mime_type: Schema.String,
+  size_bytes: Schema.Int,
+  content_hash: Schema.String,
+  status: Status,
+  stage: Schema.NullOr(Stage),
+  error_code: Schema.NullOr(Schema.String),
+  error_message: Schema.NullOr(Schema.String),
+  error_stage: Schema.NullOr(Schema.String),
+  job_id: Schema.NullOr(Schema.String),
+  active_version: Schema.NullOr(Schema.Int),
+  created_at: Schema.Date,
+  updated_at: Schema.Date,
+  ready_at: Schema.NullOr(Schema.Date),
+  chunk_count: Schema.Int
+})
+type DocumentRow = typeof DocumentRow.Type
+
+const toDocumentOut = (row: DocumentRow, duplicate = false) =>
+  new DocumentOut({
+    id: row.id,
+    source_id: row.source_id,
+    title: row.title,
+    kind: row.kind,
+    mime_type: row.mime_type,
+    size_bytes: row.size_bytes,
+    content_hash: row.content_hash,
+    status: row.status,
+    stage: row.stage,
+    error: row.error_code === null
+      ? null
+      : { code: row.error_code, message: row.error_message ?? "", stage: row.error_stage },
+    chunk_count: row.chunk_count,
+    searchable: row.active_version !== null,
+    duplicate,
+    job_id: row.job_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    ready_at: row.ready_at?.toISOString() ?? null
+  })
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
+
+export interface NewDocument {
+  readonly title: string
+  readonly kind: "text" | "messages" | "file"
+  readonly format: Format
+  readonly bytes: Uint8Array
+}
+
+export interface UploadedFile {
+  readonly name: string
+  readonly bytes: Uint8Array
+}
+
+const ChunkRow = Schema.Struct({
+  id: Schema.String,
+  document_id: Schema.String,
+  source_id: Schema.String,
+  ordinal: Schema.Int,
+  text: Schema.String,
+  token_count: Schema.Int,
+  section_path: Schema.Array(Schema.String),
+  char_start: Schema.Int,
+  char_end: Schema.Int,
+  speaker: Schema.NullOr(Schema.String),
+  spoken_at: Schema.NullOr(Schema.Date)
+})
+
+const toChunkOut = (row: typeof ChunkRow.Type) =>
+  new ChunkOut({ ...row, spoken_at: row.spoken_at?.toISOString() ?? null })
+
+export const decodeChunks = Schema.decodeUnknownEffect(Schema.Array(ChunkRow))
+
+/** Actions and the states they are allowed from; anything else is a 409 that says why. */
+const allowedFrom: Record<"pause" | "resume" | "reprocess", ReadonlyArray<DocumentStatus>> = {
+  pause: ["queued", "processing"],
+  resume: ["paused"],
+  reprocess: ["ready", "failed"]
+}
+
+const whyNot = (action: keyof typeof allowedFrom, status: DocumentStatus) => {
+  switch (action) {
+    case "pause":
+      return status === "paused"
+        ? "The document is already paused"
+        : `Only queued or processing documents can be paused; this one is ${status}`
+    case "resume":
+      return `Only paused documents can be resumed; this one is ${status}`
+    case "reprocess":
+      return `Only ready or failed documents can be reprocessed; this one is ${status} (pause or wait for it first)`
+  }
+}
+
+export class Documents extends Context.Service<Documents, {
+  readonly add: (owner: UserId, sourceId: string, document: NewDocument) => Effect.Effect<
+    DocumentOut,
+    DocumentsFailure | SourcesFailure
+  >
+  readonly addMessages: (
+    owner: UserId,
+    sourceId: string,
+    title: string,
+    messages: ReadonlyArray<MessageItem>
+  ) => Effect.Effect<DocumentOut, DocumentsFailure | SourcesFailure>
+  /** Checks every file's type first: one unsupported file rejects the whole upload and stores nothing. */
+  readonly upload: (owner: UserId, sourceId: string, files: ReadonlyArray<UploadedFile>) => Effect.Effect<
+    ReadonlyArray<DocumentOut>,
+    DocumentsFailure | SourcesFailure
+  >
+  readonly list: (owner: UserId, sourceId: string, options: {
+    readonly status?: DocumentStatus | undefined
+    readonly limit: number
+    readonly cursor?: string | undefined
+  }) => Effect.Effect<
+    { readonly items: ReadonlyArray<DocumentOut>; readonly next_cursor: string | null },
+    DocumentsFailure | SourcesFailure
+  >
+  readonly get: (owner: UserId, sourceId: string, documentId: string) => Effect.Effect<
+    DocumentOut,
+    DocumentsFailure | SourcesFailure
+  >
+  readonly parsed: (owner: UserId, sourceId: string, documentId: string) => Effect.Effect<
+    {
+      readonly document: DocumentOut
+      readonly parser: string | null
+      readonly text: string
+      readonly blocks: ReadonlyArray<Block>
+      readonly chunks: ReadonlyArray<ChunkOut>
+    },
+    DocumentsFailure | SourcesFailure
+  >
+  readonly act: (
+    owner: UserId,
+    sourceId: string,
+    documentId: string,
+    action: "pause" | "resume" | "reprocess"
+  ) => Effect.Effect<DocumentOut, DocumentsFailure | SourcesFailure>
+  readonly remove: (owner: UserId, sourceId: string, documentId: string) => Effect.Effect<
+    { readonly chunks: number },
+    DocumentsFailure | SourcesFailure
+  >
+  readonly chunks: (owner: UserId, sourceId: string, page: { readonly limit: number; readonly cursor?: string | undefined }) =>
+    Effect.Effect<
+      { readonly items: ReadonlyArray<ChunkOut>; readonly next_cursor: string | null },
+      DocumentsFailure | SourcesFailure
+    >
+}>()("engram/Documents") {
+  static readonly layer = Layer.effect(
+    Documents,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const sources = yield* Sources
+      const jobs = yield* Jobs
+
+      const selectDocuments = (where: Statement.Fragment) =>
+        sql`
+          SELECT d.*,
+            (SELECT count(*) FROM chunks c WHERE c.document_id = d.id AND c.version = d.active_version)::int
+              AS chunk_count
+          FROM documents d WHERE ${where}`.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(DocumentRow))),
+          Effect.orDie
+        )
+
+      const find = (sourceId: string, documentId: string) =>
+        selectDocuments(sql`d.id = ${documentId} AND d.source_id = ${sourceId}`).pipe(
+          Effect.flatMap((rows) => rows[0] === undefined ? fail({ _tag: "DocumentNotFound" }) : Effect.succeed(rows[0]))
+        )
+
+      const get = Effect.fn("Documents.get")(function*(owner: UserId, sourceId: string, documentId: string) {
+        yield* sources.owned(owner, sourceId)
+        return toDocumentOut(yield* find(sourceId, documentId))
+      })
+
+      /** One transaction: the document, its original bytes and its job, or the existing duplicate. */
+      const store = (sourceId: string, ownerId: string, document: NewDocument) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const hash = sha256(document.bytes)
+          const inserted = yield* sql<{ id: string }>`
+            INSERT INTO documents (source_id, title, kind, format, mime_type, size_bytes, content_hash, status, stage)
+            VALUES (${sourceId}, ${document.title}, ${document.kind}, ${document.format}, ${mimeTypes[document.format]},
+              ${document.bytes.length}, ${hash}, 'queued', 'parse')
+            ON CONFLICT (source_id, content_hash) DO NOTHING
+            RETURNING id`
+          if (inserted[0] === undefined) {
+            const [existing] = yield* selectDocuments(sql`d.source_id = ${sourceId} AND d.content_hash = ${hash}`)
+            return { row: existing!, duplicate: true }
+          }
+          const id = inserted[0].id
+          yield* sql`INSERT INTO document_originals (document_id, content) VALUES (${id}, ${document.bytes})`
+          const job = yield* jobs.enqueue({
+            ownerId,
+            kind: "ingest",
+            sourceId,
+            documentId: id,
+            documentVersion: 1
+          })
+          yield* sql`UPDATE documents SET job_id = ${job.id} WHERE id = ${id}`
+          const [row] = yield* selectDocuments(sql`d.id = ${id}`)
+          return { row: row!, duplicate: false }
+        })).pipe(Effect.orDie)
+
+      const add = Effect.fn("Documents.add")(function*(owner: UserId, sourceId: string, document: NewDocument) {
+        yield* sources.owned(owner, sourceId)
+        const { row, duplicate } = yield* store(sourceId, owner, document)
+        if (!duplicate) yield* jobs.wake
+        return toDocumentOut(row, duplicate)
+      })
+
+      const addMessages = (owner: UserId, sourceId: string, title: string, messages: ReadonlyArray<MessageItem>) =>
+        add(owner, sourceId, {
+          title,
+          kind: "messages",
+          format: "messages",
+          bytes: new TextEncoder().encode(JSON.stringify(messages))
+        })
+
+      const upload = Effect.fn("Documents.upload")(function*(
+        owner: UserId,
+        sourceId: string,
+        files: ReadonlyArray<UploadedFile>
+      ) {
+        yield* sources.owned(owner, sourceId)
+        const typed: Array<NewDocument> = []
+        for (const file of files) {
+          const detected = detectFormat(file.name, file.bytes)
+          if ("unsupported" in detected) return yield* fail({ _tag: "UnsupportedType", message: detected.unsupported })
+          typed.push({ title: file.name, kind: "file", format: detected.format, bytes: file.bytes })
+        }
+        const stored = yield* Effect.forEach(typed, (document) => store(sourceId, owner, document))
+        yield* jobs.wake
+        return stored.map(({ row, duplicate }) => toDocumentOut(row, duplicate))
+      })
+
+      const list = Effect.fn("Documents.list")(function*(owner: UserId, sourceId: string, options: {
+        readonly status?: DocumentStatus | undefined
+        readonly limit: number
+        readonly cursor?: string | undefined
+      }) {
+        yield* sources.owned(owner, sourceId)
+        const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
+        if (after === null) return yield* fail({ _tag: "InvalidCursor" })
+        const rows = yield* selectDocuments(sql`d.source_id = ${sourceId}
+          ${options.status === undefined ? sql`` : sql`AND d.status = ${options.status}`}
+          ${after === undefined ? sql`` : sql`AND (d.created_at, d.id) < (${after.createdAt}, ${after.id})`}
+          ORDER BY d.created_at DESC, d.id DESC LIMIT ${options.limit + 1}`)
+        const items = rows.slice(0, options.limit)
+        const last = items[items.length - 1]
+        return {
+          items: items.map((row) => toDocumentOut(row)),
+          next_cursor: rows.length > options.limit && last !== undefined ? encodeCursor(last.created_at, last.id) : null
+        }
+      })
+
+      const chunksOf = (where: Statement.Fragment) =>
+        sql`
+          SELECT c.id, c.document_id, c.source_id, c.ordinal, c.text, c.token_count, c.section_path,
+            c.char_start, c.char_end, c.speaker, c.spoken_at
+          FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
+          WHERE ${where}`.pipe(Effect.flatMap(decodeChunks), Effect.orDie)
+
+      const parsed = Effect.fn("Documents.parsed")(function*(owner: UserId, sourceId: string, documentId: string) {
+        yield* sources.owned(owner, sourceId)
+        const row = yield* find(sourceId, documentId)
+        const [parse] = yield* sql<{ parser: string; text: string; blocks: ReadonlyArray<Block> }>`
+          SELECT parser, text, blocks FROM document_parses
+          WHERE document_id = ${documentId}
+          ORDER BY (version = ${row.active_version ?? -1}) DESC, version DESC
+          LIMIT 1`.pipe(Effect.orDie)
+        const chunks = yield* chunksOf(sql`c.document_id = ${documentId} ORDER BY c.ordinal`)
+        return {
+          document: toDocumentOut(row),
+          parser: parse?.parser ?? null,
+          text: parse?.text ?? "",
+          blocks: parse?.blocks ?? [],
+          chunks: chunks.map(toChunkOut)
+        }
+      })
+
+      const act = Effect.fn("Documents.act")(function*(
+        owner: UserId,
+        sourceId: string,
+        documentId: string,
+        action: "pause" | "resume" | "reprocess"
+      ) {
+        yield* sources.owned(owner, sourceId)
+        const changed = yield* sql.withTransaction(Effect.gen(function*() {
+          const [current] = yield* sql<{ status: DocumentStatus; job_id: string | null; active_version: number | null }>`
+            SELECT status, job_id, active_version FROM documents
+            WHERE id = ${documentId} AND source_id = ${sourceId} FOR UPDATE`
+          if (current === undefined) return { _tag: "missing" as const }
+          if (!allowedFrom[action].includes(current.status)) {
+            return { _tag: "refused" as const, message: whyNot(action, current.status) }
+          }
+          if (action === "pause") {
+            yield* sql`UPDATE documents SET status = 'paused', updated_at = now() WHERE id = ${documentId}`
+            if (current.job_id !== null) {
+              yield* sql`UPDATE jobs SET status = 'paused', updated_at = now()
+                WHERE id = ${current.job_id} AND status = 'queued'`
+            }
+          } else if (action === "resume") {
+            yield* sql`UPDATE documents SET status = 'queued', updated_at = now() WHERE id = ${documentId}`
+            if (current.job_id !== null) {
+              yield* sql`UPDATE jobs SET status = 'queued', run_after = now(), updated_at = now()
+                WHERE id = ${current.job_id} AND status IN ('paused', 'running')`
+            }
+          } else {
+            const [{ next }] = (yield* sql<{ next: number }>`
+              SELECT coalesce(max(version), 0) + 1 AS next FROM (
+                SELECT version FROM chunks WHERE document_id = ${documentId}
+                UNION ALL SELECT version FROM document_parses WHERE document_id = ${documentId}
+                UNION ALL SELECT ${current.active_version ?? 0}
+              ) v`) as unknown as [{ next: number }]
+            const job = yield* jobs.enqueue({
+              ownerId: owner,
+              kind: "reprocess",
+              sourceId,
+              documentId,
+              documentVersion: next
+            })
+            yield* sql`UPDATE documents SET status = 'queued', stage = 'parse', job_id = ${job.id},
+              error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
+              WHERE id = ${documentId}`
+          }
+          return { _tag: "done" as const }
+        })).pipe(Effect.orDie)
+        if (changed._tag === "missing") return yield* fail({ _tag: "DocumentNotFound" })
+        if (changed._tag === "refused") return yield* fail({ _tag: "ActionNotAllowed", message: changed.message })
+        if (action !== "pause") yield* jobs.wake
+        return toDocumentOut(yield* find(sourceId, documentId))
+      })
+
+      const remove = Effect.fn("Documents.remove")(function*(owner: UserId, sourceId: string, documentId: string) {
+        yield* sources.owned(owner, sourceId)
+        const removed = yield* sql.withTransaction(Effect.gen(function*() {
+          const [row] = yield* sql<{ chunks: number }>`
+            SELECT (SELECT count(*) FROM chunks WHERE document_id = ${documentId})::int AS chunks
+            FROM documents WHERE id = ${documentId} AND source_id = ${sourceId} FOR UPDATE`
+          if (row === undefined) return Option.none()
+          yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), updated_at = now(),
+            lease_owner = NULL, lease_expires_at = NULL
+            WHERE document_id = ${documentId} AND status IN ('queued', 'running', 'paused')`
+          yield* sql`DELETE FROM documents WHERE id = ${documentId}`
+          return Option.some(row)
+        })).pipe(Effect.orDie)
+        if (Option.isNone(removed)) return yield* fail({ _tag: "DocumentNotFound" })
+        return removed.value
+      })
+
+      const chunks = Effect.fn("Documents.chunks")(function*(owner: UserId, sourceId: string, page: {
+        readonly limit: number
+        readonly cursor?: string | undefined
+      }) {
+        yield* sources.owned(owner, sourceId)
+        const after = page.cursor === undefined
+          ? undefined
+          : Buffer.from(page.cursor, "base64url").toString("utf8").split("|")
+        if (after !== undefined && (after.length !== 3 || Number.isNaN(Number(after[1])))) {
+          return yield* fail({ _tag: "InvalidCursor" })
+        }
+        const rows = yield* chunksOf(sql`c.source_id = ${sourceId}
+          ${
+          after === undefined
+            ? sql``
+            : sql`AND (d.created_at, c.document_id, c.ordinal) > (${new Date(after[0]!)}, ${after[2]!}, ${Number(after[1])})`
+        }
+          ORDER BY d.created_at, c.document_id, c.ordinal LIMIT ${page.limit + 1}`)
+        const items = rows.slice(0, page.limit)
+        const last = items[items.length - 1]
+        let nextCursor: string | null = null
+        if (rows.length > page.limit && last !== undefined) {
+          const [doc] = yield* sql<{ created_at: Date }>`SELECT created_at FROM documents WHERE id = ${last.document_id}`
+            .pipe(Effect.orDie)
+          nextCursor = Buffer.from(`${doc!.created_at.toISOString()}|${last.ordinal}|${last.document_id}`)
+            .toString("base64url")
+        }
+        return { items: items.map(toChunkOut), next_cursor: nextCursor }
+      })
+
+      return Documents.of({ add, addMessages, upload, list, get, parsed, act, remove, chunks })
+    })
+  )
+}

@@ -1,0 +1,190 @@
+import { Context, Deferred, Effect, Layer, Option, Redacted, Ref, Schema, Semaphore } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest, HttpClientResponse } from "effect/http"
+import * as Path from "node:path"
+import { EngramConfig, type EngramSettings } from "../config.ts"
+
+export interface EmbeddingModel {
+  /** Identifies the vectors: a different name (or dimension) never shares an index. */
+  readonly name: string
+  readonly dimension: number
+  readonly provider: "onnx" | "openai"
+}
+
+export type EmbedderState =
+  | { readonly _tag: "Loading"; readonly detail: string }
+  | { readonly _tag: "Ready"; readonly model: EmbeddingModel }
+  | { readonly _tag: "Unavailable"; readonly reason: string }
+
+export type EmbedPurpose = "query" | "passage"
+
+/** Embedding failed; `transient` failures (a provider timeout, a 5xx) are worth retrying. */
+export class EmbedError extends Schema.TaggedError<EmbedError>()("EmbedError", {
+  message: Schema.String,
+  transient: Schema.Boolean
+}) {}
+
+type Vectors = ReadonlyArray<ReadonlyArray<number>>
+
+interface Backend {
+  readonly model: EmbeddingModel
+  readonly embedBatch: (texts: ReadonlyArray<string>, purpose: EmbedPurpose) => Effect.Effect<Vectors, EmbedError>
+}
+
+/** BGE English models are trained with an instruction in front of queries (not passages). */
+const queryPrefixFor = (name: string) =>
+  /bge-[a-z]+-en/i.test(name) ? "Represent this sentence for searching relevant passages: " : ""
+
+/** A local ONNX sentence-embedding model through transformers.js and onnxruntime-node (inference off the JS thread). */
+const onnxBackend = (settings: EngramSettings, progress: { detail: string }): Effect.Effect<Backend, string> =>
+  Effect.gen(function*() {
+    const { env, pipeline } = yield* Effect.promise(() => import("@huggingface/transformers"))
+    const local = Option.isSome(settings.embedModelDir)
+    const modelId = Option.match(settings.embedModelDir, {
+      onSome: (dir) => Path.basename(Path.resolve(dir)),
+      onNone: () => settings.embedModel
+    })
+    env.allowLocalModels = local
+    env.allowRemoteModels = !local
+    if (Option.isSome(settings.embedModelDir)) env.localModelPath = Path.dirname(Path.resolve(settings.embedModelDir.value)) + "/"
+    env.cacheDir = Path.join(Path.resolve(settings.dataDir), "models")
+    const extractor = yield* Effect.tryPromise({
+      try: () =>
+        pipeline("feature-extraction", modelId, {
+          dtype: settings.embedDtype,
+          progress_callback: (info: { status: string; file?: string; progress?: number }) => {
+            if (info.status === "progress" && info.file !== undefined) {
+              progress.detail = `downloading ${info.file}: ${Math.round(info.progress ?? 0)}%`
+            }
+          }
+        }),
+      catch: (error) =>
+        `cannot load the embedding model ${local ? "directory" : modelId}: ${(error as Error).message ?? error}`
+    })
+    const name = `${modelId}:${settings.embedDtype}`
+    const pooling = Option.getOrElse(settings.embedPooling, () => /bge/i.test(modelId) ? "cls" as const : "mean" as const)
+    const prefix = queryPrefixFor(modelId)
+    const run = (texts: ReadonlyArray<string>) =>
+      Effect.tryPromise({
+        try: async () => (await extractor([...texts], { pooling, normalize: true })).tolist() as Array<Array<number>>,
+        catch: (error) => new EmbedError({ message: `embedding failed: ${(error as Error).message}`, transient: false })
+      })
+    const probe = yield* run(["dimension probe"]).pipe(Effect.mapError((error) => error.message))
+    return {
+      model: { name, dimension: probe[0]!.length, provider: "onnx" as const },
+      embedBatch: (texts: ReadonlyArray<string>, purpose: EmbedPurpose) =>
+        run(purpose === "query" ? texts.map((t) => prefix + t) : texts)
+    }
+  })
+
+const EmbeddingsResponse = Schema.Struct({
+  data: Schema.Array(Schema.Struct({ index: Schema.Int, embedding: Schema.Array(Schema.Number) }))
+})
+
+/** Any OpenAI-compatible /v1/embeddings endpoint (Ollama, vLLM, TEI, OpenAI). */
+const openAiBackend = (settings: EngramSettings, baseUrl: string): Effect.Effect<Backend, string> =>
+  Effect.gen(function*() {
+    const client = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest((request) =>
+        Option.match(settings.embedApiKey, {
+          onNone: () => request,
+          onSome: (key) => HttpClientRequest.bearerToken(request, Redacted.value(key))
+        })
+      ),
+      HttpClient.filterStatusOk,
+      HttpClient.retryTransient({ times: 3 })
+    )
+    const url = `${baseUrl.replace(/\/$/, "")}/embeddings`
+    const run = (texts: ReadonlyArray<string>) =>
+      HttpClientRequest.post(url).pipe(
+        HttpClientRequest.bodyJsonUnsafe({ model: settings.embedModel, input: texts }),
+        client.execute,
+        Effect.flatMap(HttpClientResponse.schemaBodyJson(EmbeddingsResponse)),
+        Effect.map((body) => [...body.data].sort((a, b) => a.index - b.index).map((item) => item.embedding)),
+        Effect.timeout("60 seconds"),
+        Effect.mapError((error) =>
+          new EmbedError({
+            message: `the embedding endpoint failed: ${error._tag === "TimeoutError" ? "timed out" : error.message}`,
+            transient: true
+          })
+        )
+      )
+    const probe = yield* run(["dimension probe"]).pipe(Effect.mapError((error) => error.message))
+    return {
+      model: { name: `${settings.embedModel}@openai`, dimension: probe[0]!.length, provider: "openai" as const },
+      embedBatch: run
+    }
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+export class Embedder extends Context.Service<Embedder, {
+  readonly state: Effect.Effect<EmbedderState>
+  /** Waits until loading has finished; the model, or none when there is no model to use. */
+  readonly loaded: Effect.Effect<Option.Option<EmbeddingModel>>
+  /** Embeds in batches; fails when no model is available. */
+  readonly embed: (texts: ReadonlyArray<string>, purpose: EmbedPurpose) => Effect.Effect<Vectors, EmbedError>
+}>()("engram/Embedder") {
+  /** Loads the configured model in the background: start-up never waits for a download. */
+  static readonly layer = Layer.effect(
+    Embedder,
+    Effect.gen(function*() {
+      const settings = yield* EngramConfig
+      const progress = { detail: "starting" }
+      const state = yield* Ref.make<EmbedderState>({ _tag: "Loading", detail: "starting" })
+      const done = yield* Deferred.make<Option.Option<Backend>>()
+      const oneAtATime = yield* Semaphore.make(1)
+
+      const load = Option.match(settings.embedBaseUrl, {
+        onSome: (baseUrl) => openAiBackend(settings, baseUrl),
+        onNone: () => onnxBackend(settings, progress)
+      })
+      yield* load.pipe(
+        Effect.tap((backend) =>
+          Ref.set(state, { _tag: "Ready", model: backend.model }).pipe(
+            Effect.andThen(Effect.logInfo("embedding model ready").pipe(
+              Effect.annotateLogs({ model: backend.model.name, dimension: backend.model.dimension })
+            ))
+          )
+        ),
+        Effect.map(Option.some),
+        Effect.catch((reason: string) =>
+          Ref.set(state, { _tag: "Unavailable", reason }).pipe(
+            Effect.andThen(Effect.logWarning("no embedding model: dense retrieval is unavailable", reason)),
+            Effect.as(Option.none<Backend>())
+          )
+        ),
+        Effect.raceFirst(
+          Effect.forever(
+            Effect.sleep("5 seconds").pipe(
+              Effect.andThen(Effect.sync(() => progress.detail)),
+              Effect.flatMap((detail) =>
+                Ref.set(state, { _tag: "Loading", detail }).pipe(
+                  Effect.andThen(Effect.logInfo("loading the embedding model", detail))
+                )
+              )
+            )
+          )
+        ),
+        Effect.flatMap((backend) => Deferred.succeed(done, backend)),
+        Effect.forkScoped
+      )
+
+      const embed = Effect.fn("Embedder.embed")(function*(texts: ReadonlyArray<string>, purpose: EmbedPurpose) {
+        const backend = yield* Deferred.await(done)
+        if (Option.isNone(backend)) {
+          return yield* new EmbedError({ message: "no embedding model is available", transient: false })
+        }
+        const vectors: Array<ReadonlyArray<number>> = []
+        for (let i = 0; i < texts.length; i += settings.embedBatchSize) {
+          const batch = texts.slice(i, i + settings.embedBatchSize)
+          vectors.push(...(yield* oneAtATime.withPermits(1)(backend.value.embedBatch(batch, purpose))))
+        }
+        return vectors
+      })
+
+      return Embedder.of({
+        state: Ref.get(state),
+        loaded: Effect.map(Deferred.await(done), Option.map((backend) => backend.model)),
+        embed
+      })
+    })
+  )
+}

@@ -1,0 +1,207 @@
+import { Context, Effect, Layer, Option, Queue, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { JobKind, JobOut, JobStatus } from "../domain/Job.ts"
+
+export const JobRow = Schema.Struct({
+  id: Schema.String,
+  owner_id: Schema.NullOr(Schema.String),
+  kind: JobKind,
+  source_id: Schema.NullOr(Schema.String),
+  document_id: Schema.NullOr(Schema.String),
+  document_version: Schema.NullOr(Schema.Int),
+  status: JobStatus,
+  stage: Schema.NullOr(Schema.String),
+  completed_stage: Schema.NullOr(Schema.String),
+  progress_done: Schema.Int,
+  progress_total: Schema.Int,
+  attempts: Schema.Int,
+  error_code: Schema.NullOr(Schema.String),
+  error_message: Schema.NullOr(Schema.String),
+  error_stage: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  started_at: Schema.NullOr(Schema.Date),
+  finished_at: Schema.NullOr(Schema.Date)
+})
+export type JobRow = typeof JobRow.Type
+
+export interface JobFailure {
+  readonly code: string
+  readonly message: string
+  readonly stage: string | null
+}
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+export const toJobOut = (row: JobRow) =>
+  new JobOut({
+    id: row.id,
+    kind: row.kind,
+    source_id: row.source_id,
+    document_id: row.document_id,
+    status: row.status,
+    stage: row.stage,
+    progress: { done: row.progress_done, total: row.progress_total },
+    attempts: row.attempts,
+    error: row.error_code === null
+      ? null
+      : { code: row.error_code, message: row.error_message ?? "", stage: row.error_stage },
+    created_at: row.created_at.toISOString(),
+    started_at: iso(row.started_at),
+    finished_at: iso(row.finished_at)
+  })
+
+/**
+ * Durable jobs: rows claimed with FOR UPDATE SKIP LOCKED under a lease the worker renews. A job whose lease
+ * lapses (the process died) is claimed again; its stages are idempotent, so nothing is duplicated.
+ */
+export class Jobs extends Context.Service<Jobs, {
+  readonly enqueue: (input: {
+    readonly ownerId: string | null
+    readonly kind: typeof JobKind.Type
+    readonly sourceId?: string | null
+    readonly documentId?: string | null
+    readonly documentVersion?: number | null
+  }) => Effect.Effect<JobRow>
+  readonly claim: (worker: string, leaseSeconds: number) => Effect.Effect<Option.Option<JobRow>>
+  /** Extends the lease; false when the job is no longer this worker's (cancelled, paused, or taken over). */
+  readonly renew: (jobId: string, worker: string, leaseSeconds: number) => Effect.Effect<boolean>
+  readonly progress: (jobId: string, update: {
+    readonly stage?: string | null
+    readonly completedStage?: string
+    readonly done?: number
+    readonly total?: number
+  }) => Effect.Effect<void>
+  readonly finish: (jobId: string, status: "succeeded" | "failed" | "cancelled", error?: JobFailure) => Effect.Effect<void>
+  readonly retryLater: (jobId: string, delaySeconds: number, error: JobFailure) => Effect.Effect<void>
+  /** Gives a job back to the queue (graceful shutdown, pause). */
+  readonly release: (jobId: string, status: "queued" | "paused") => Effect.Effect<void>
+  readonly find: (jobId: string) => Effect.Effect<Option.Option<JobRow>>
+  readonly findForOwner: (jobId: string, ownerId: string) => Effect.Effect<Option.Option<JobRow>>
+  /** Wakes idle workers in this process; others poll. */
+  readonly wake: Effect.Effect<void>
+  readonly wakeups: Queue.Dequeue<void>
+}>()("engram/Jobs") {
+  static readonly layer = Layer.effect(
+    Jobs,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const wakeups = yield* Queue.sliding<void>(1)
+
+      const insert = SqlSchema.findOne({
+        Request: Schema.Struct({
+          owner_id: Schema.NullOr(Schema.String),
+          kind: JobKind,
+          source_id: Schema.NullOr(Schema.String),
+          document_id: Schema.NullOr(Schema.String),
+          document_version: Schema.NullOr(Schema.Int)
+        }),
+        Result: JobRow,
+        execute: (row) => sql`INSERT INTO jobs ${sql.insert({ ...row, status: "queued" })} RETURNING *`
+      })
+
+      const claimOne = SqlSchema.findOneOption({
+        Request: Schema.Struct({ worker: Schema.String, lease: Schema.Int }),
+        Result: JobRow,
+        execute: ({ worker, lease }) =>
+          sql`
+            UPDATE jobs SET
+              status = 'running',
+              lease_owner = ${worker},
+              lease_expires_at = now() + make_interval(secs => ${lease}),
+              attempts = attempts + 1,
+              started_at = coalesce(started_at, now()),
+              updated_at = now()
+            WHERE id = (
+              SELECT id FROM jobs
+              WHERE (status = 'queued' AND run_after <= now())
+                 OR (status = 'running' AND lease_expires_at < now())
+              ORDER BY run_after, created_at
+              FOR UPDATE SKIP LOCKED
+              LIMIT 1
+            )
+            RETURNING *`
+      })
+
+      const byId = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: JobRow,
+        execute: (id) => sql`SELECT * FROM jobs WHERE id = ${id}`
+      })
+
+      const byIdForOwner = SqlSchema.findOneOption({
+        Request: Schema.Struct({ id: Schema.String, owner: Schema.String }),
+        Result: JobRow,
+        execute: ({ id, owner }) => sql`SELECT * FROM jobs WHERE id = ${id} AND owner_id = ${owner}`
+      })
+
+      const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
+
+      return Jobs.of({
+        enqueue: Effect.fn("Jobs.enqueue")((input) =>
+          insert({
+            owner_id: input.ownerId,
+            kind: input.kind,
+            source_id: input.sourceId ?? null,
+            document_id: input.documentId ?? null,
+            document_version: input.documentVersion ?? null
+          }).pipe(Effect.orDie)
+        ),
+        claim: Effect.fn("Jobs.claim")((worker, leaseSeconds) =>
+          claimOne({ worker, lease: leaseSeconds }).pipe(Effect.orDie)
+        ),
+        renew: Effect.fn("Jobs.renew")((jobId, worker, leaseSeconds) =>
+          sql<{ id: string }>`
+            UPDATE jobs SET lease_expires_at = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
+            WHERE id = ${jobId} AND lease_owner = ${worker} AND status = 'running'
+            RETURNING id`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
+        ),
+        progress: Effect.fn("Jobs.progress")(function*(jobId, update) {
+          yield* sql`
+            UPDATE jobs SET
+              stage = ${update.stage === undefined ? sql`stage` : update.stage},
+              completed_stage = ${update.completedStage === undefined ? sql`completed_stage` : update.completedStage},
+              progress_done = ${update.done === undefined ? sql`progress_done` : update.done},
+              progress_total = ${update.total === undefined ? sql`progress_total` : update.total},
+              updated_at = now()
+            WHERE id = ${jobId}`.pipe(Effect.orDie)
+        }),
+        finish: Effect.fn("Jobs.finish")(function*(jobId, status, error) {
+          yield* sql`
+            UPDATE jobs SET
+              status = ${status},
+              stage = CASE WHEN ${status} = 'succeeded' THEN NULL ELSE stage END,
+              error_code = ${error?.code ?? null},
+              error_message = ${error?.message ?? null},
+              error_stage = ${error?.stage ?? null},
+              lease_owner = NULL,
+              lease_expires_at = NULL,
+              finished_at = now(),
+              updated_at = now()
+            WHERE id = ${jobId}`.pipe(Effect.orDie)
+        }),
+        retryLater: Effect.fn("Jobs.retryLater")(function*(jobId, delaySeconds, error) {
+          yield* sql`
+            UPDATE jobs SET
+              status = 'queued',
+              run_after = now() + make_interval(secs => ${delaySeconds}),
+              error_code = ${error.code},
+              error_message = ${error.message},
+              error_stage = ${error.stage},
+              lease_owner = NULL,
+              lease_expires_at = NULL,
+              updated_at = now()
+            WHERE id = ${jobId}`.pipe(Effect.orDie)
+        }),
+        release: Effect.fn("Jobs.release")(function*(jobId, status) {
+          yield* sql`
+            UPDATE jobs SET status = ${status}, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+            WHERE id = ${jobId} AND status IN ('queued', 'running', 'paused')`.pipe(Effect.orDie)
+        }),
+        find: (jobId) => byId(jobId).pipe(Effect.orDie),
+        findForOwner: (jobId, ownerId) => byIdForOwner({ id: jobId, owner: ownerId }).pipe(Effect.orDie),
+        wake,
+        wakeups
+      })
+    })
+  )
+}

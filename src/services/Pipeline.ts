@@ -1,0 +1,227 @@
+import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { EngramConfig } from "../config.ts"
+import { type Stage, stages } from "../domain/Document.ts"
+import { chunkParsed } from "../ingest/chunk.ts"
+import type { Block } from "../ingest/Parsed.ts"
+import { type Format, parseDocument, Unparseable } from "../ingest/parse/index.ts"
+import { Embedder } from "./Embedder.ts"
+import { type JobRow, Jobs } from "./Jobs.ts"
+import { VectorIndex } from "./VectorIndex.ts"
+
+/** A stage failed. Permanent failures (content that will never parse) are not retried. */
+export class StageFailure extends Data.TaggedError("StageFailure")<{
+  readonly code: string
+  readonly message: string
+  readonly stage: Stage | "reindex"
+  readonly permanent: boolean
+}> {}
+
+export type Outcome = "done" | "paused" | "cancelled"
+
+const embedBatch = 64
+
+/**
+ * The document pipeline: parse → chunk → embed → index. Every stage writes only rows keyed by
+ * (document, version), so re-running one after a crash replaces its own output and never duplicates it;
+ * index makes the version searchable and drops the previous one in one transaction.
+ */
+export class Pipeline extends Context.Service<Pipeline, {
+  readonly run: (job: JobRow) => Effect.Effect<Outcome, StageFailure>
+}>()("engram/Pipeline") {
+  static readonly layer = Layer.effect(
+    Pipeline,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const settings = yield* EngramConfig
+      const jobs = yield* Jobs
+      const embedder = yield* Embedder
+      const vectors = yield* VectorIndex
+
+      const parse = Effect.fn("Pipeline.parse")(function*(documentId: string, version: number) {
+        const [original] = yield* sql<{ format: Format; content: Uint8Array }>`
+          SELECT d.format, o.content FROM documents d JOIN document_originals o ON o.document_id = d.id
+          WHERE d.id = ${documentId}`.pipe(Effect.orDie)
+        if (original === undefined) return
+        const parsed = yield* Effect.tryPromise({
+          try: () => parseDocument(original.format, original.content),
+          catch: (error) =>
+            error instanceof Unparseable
+              ? new StageFailure({ code: error.code, message: error.message, stage: "parse", permanent: true })
+              : new StageFailure({
+                code: "parse_failed",
+                message: "The document could not be parsed",
+                stage: "parse",
+                permanent: true
+              })
+        })
+        if (parsed.blocks.length === 0) {
+          return yield* new StageFailure({
+            code: "no_text",
+            message: "No text could be extracted from the document",
+            stage: "parse",
+            permanent: true
+          })
+        }
+        yield* sql`
+          INSERT INTO document_parses (document_id, version, text, blocks, parser)
+          VALUES (${documentId}, ${version}, ${parsed.text}, ${JSON.stringify(parsed.blocks)}::jsonb, ${original.format})
+          ON CONFLICT (document_id, version) DO UPDATE SET text = EXCLUDED.text, blocks = EXCLUDED.blocks`
+          .pipe(Effect.orDie)
+      })
+
+      const chunk = Effect.fn("Pipeline.chunk")(function*(job: JobRow, documentId: string, version: number) {
+        const [parse] = yield* sql<{ text: string; blocks: ReadonlyArray<Block>; source_id: string }>`
+          SELECT p.text, p.blocks, d.source_id FROM document_parses p JOIN documents d ON d.id = p.document_id
+          WHERE p.document_id = ${documentId} AND p.version = ${version}`.pipe(Effect.orDie)
+        if (parse === undefined) return
+        const drafts = chunkParsed(parse, {
+          targetTokens: settings.chunkTokens,
+          overlapTokens: settings.chunkOverlapTokens
+        })
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version = ${version}`
+          for (let i = 0; i < drafts.length; i += 200) {
+            const rows = drafts.slice(i, i + 200).map((draft) => ({
+              document_id: documentId,
+              source_id: parse.source_id,
+              version,
+              ordinal: draft.ordinal,
+              text: draft.text,
+              token_count: draft.token_count,
+              section_path: JSON.stringify(draft.section_path),
+              char_start: draft.char_start,
+              char_end: draft.char_end,
+              speaker: draft.speaker,
+              spoken_at: draft.spoken_at
+            }))
+            if (Arr.isArrayNonEmpty(rows)) yield* sql`INSERT INTO chunks ${sql.insert(rows)}`
+          }
+        })).pipe(Effect.orDie)
+        yield* jobs.progress(job.id, { done: 0, total: drafts.length })
+      })
+
+      /** Without a ready model the chunks stay lexical-only; a reindex job embeds them once a model is ready. */
+      const embed = Effect.fn("Pipeline.embed")(function*(job: JobRow, documentId: string, version: number) {
+        const state = yield* embedder.state
+        if (state._tag !== "Ready") return
+        const model = yield* vectors.register(state.model)
+        let done = 0
+        while (true) {
+          const batch = yield* vectors.missing(model, { documentId, version, limit: embedBatch })
+          if (batch.length === 0) return
+          const embedded = yield* embedder.embed(batch.map((c) => c.text), "passage").pipe(
+            Effect.mapError((error) =>
+              new StageFailure({ code: "embedding_failed", message: error.message, stage: "embed", permanent: false })
+            )
+          )
+          yield* vectors.store(model, batch.map((c, i) => ({ chunkId: c.id, vector: embedded[i]! })))
+          done += batch.length
+          yield* jobs.progress(job.id, { done })
+        }
+      })
+
+      /** One transaction: the new version becomes the searchable one and the previous version is removed. */
+      const index = Effect.fn("Pipeline.index")(function*(documentId: string, version: number) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const updated = yield* sql`
+            UPDATE documents SET active_version = ${version}, status = 'ready', stage = NULL, ready_at = now(),
+              error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
+            WHERE id = ${documentId} AND status = 'processing'
+            RETURNING id`
+          if (updated.length === 0) return false
+          yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version <> ${version}`
+          yield* sql`DELETE FROM document_parses WHERE document_id = ${documentId} AND version <> ${version}`
+          return true
+        })).pipe(Effect.orDie)
+      })
+
+      /** Marks the document as in `stage`, unless it was paused or deleted meanwhile. */
+      const enter = (documentId: string, stage: Stage) =>
+        sql<{ status: string }>`
+          UPDATE documents SET status = 'processing', stage = ${stage}, updated_at = now()
+          WHERE id = ${documentId} AND status IN ('queued', 'processing')
+          RETURNING status`.pipe(
+          Effect.flatMap((rows) =>
+            rows.length > 0
+              ? Effect.succeed<Outcome | undefined>(undefined)
+              : sql<{ status: string }>`SELECT status FROM documents WHERE id = ${documentId}`.pipe(
+                Effect.map((found): Outcome => (found[0] === undefined ? "cancelled" : "paused"))
+              )
+          ),
+          Effect.orDie
+        )
+
+      const runDocument = Effect.fn("Pipeline.runDocument")(function*(job: JobRow) {
+        const documentId = job.document_id!
+        const version = job.document_version ?? 1
+        const from = job.completed_stage === null ? 0 : stages.indexOf(job.completed_stage as Stage) + 1
+        for (const stage of stages.slice(from)) {
+          const interrupted = yield* enter(documentId, stage)
+          if (interrupted !== undefined) return interrupted
+          yield* jobs.progress(job.id, { stage })
+          if (stage === "parse") yield* parse(documentId, version)
+          else if (stage === "chunk") yield* chunk(job, documentId, version)
+          else if (stage === "embed") yield* embed(job, documentId, version)
+          else if (!(yield* index(documentId, version))) return yield* enter(documentId, stage).pipe(
+            Effect.map((outcome) => outcome ?? "paused")
+          )
+          yield* jobs.progress(job.id, { completedStage: stage })
+        }
+        return "done" as const
+      })
+
+      /** Embeds every searchable chunk missing from the loaded model's table, then makes that model active. */
+      const runReindex = Effect.fn("Pipeline.runReindex")(function*(job: JobRow) {
+        const loaded = yield* embedder.loaded
+        if (Option.isNone(loaded)) {
+          return yield* new StageFailure({
+            code: "no_embedding_model",
+            message: "No embedding model is available to reindex with",
+            stage: "reindex",
+            permanent: true
+          })
+        }
+        const model = yield* vectors.register(loaded.value)
+        const total = yield* vectors.countMissing(model)
+        yield* jobs.progress(job.id, { stage: "embed", done: 0, total })
+        let done = 0
+        while (true) {
+          const batch = yield* vectors.missing(model, { limit: embedBatch })
+          if (batch.length === 0) break
+          const embedded = yield* embedder.embed(batch.map((c) => c.text), "passage").pipe(
+            Effect.mapError((error) =>
+              new StageFailure({ code: "embedding_failed", message: error.message, stage: "reindex", permanent: false })
+            )
+          )
+          yield* vectors.store(model, batch.map((c, i) => ({ chunkId: c.id, vector: embedded[i]! })))
+          done += batch.length
+          yield* jobs.progress(job.id, { done, total: Math.max(total, done) })
+        }
+        yield* vectors.activate(model)
+        return "done" as const
+      })
+
+      const run = (job: JobRow): Effect.Effect<Outcome, StageFailure> => {
+        switch (job.kind) {
+          case "ingest":
+          case "reprocess":
+            return runDocument(job)
+          case "reindex":
+            return runReindex(job)
+          case "sync":
+            return Effect.fail(
+              new StageFailure({
+                code: "not_implemented",
+                message: "Syncing web and folder sources is not available yet",
+                stage: "parse",
+                permanent: true
+              })
+            )
+        }
+      }
+
+      return Pipeline.of({ run })
+    })
+  )
+}

@@ -1,0 +1,150 @@
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import type { EmbeddingModel } from "./Embedder.ts"
+
+/** A registered embedding model and the table holding its vectors. */
+export interface IndexedModel {
+  readonly id: string
+  readonly name: string
+  readonly dimension: number
+  readonly table: string
+  /** active: the vectors search uses; building: being filled by a reindex; retired: replaced */
+  readonly status: "active" | "building" | "retired"
+}
+
+const ModelRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  dimension: Schema.Int,
+  table_name: Schema.String,
+  status: Schema.Literals(["active", "building", "retired"])
+})
+
+const toModel = (row: typeof ModelRow.Type): IndexedModel => ({
+  id: row.id,
+  name: row.name,
+  dimension: row.dimension,
+  table: row.table_name,
+  status: row.status
+})
+
+const modelId = (model: EmbeddingModel) =>
+  createHash("sha256").update(`${model.name}|${model.dimension}`).digest("hex").slice(0, 16)
+
+const formatVector = (vector: ReadonlyArray<number>) => `[${vector.join(",")}]`
+
+/**
+ * Vectors live in one table per embedding model (`chunk_vectors_<id>`, vector(dimension), HNSW cosine), so
+ * vectors of different models are never mixed and a reindex fills a new table before switching atomically.
+ */
+export class VectorIndex extends Context.Service<VectorIndex, {
+  readonly active: Effect.Effect<Option.Option<IndexedModel>>
+  /** The model's table, created on first use; the first model registered becomes active. */
+  readonly register: (model: EmbeddingModel) => Effect.Effect<IndexedModel>
+  readonly store: (
+    model: IndexedModel,
+    vectors: ReadonlyArray<{ readonly chunkId: string; readonly vector: ReadonlyArray<number> }>
+  ) => Effect.Effect<void>
+  /** Chunks of searchable document versions (or of one document version) with no vector in the model's table. */
+  readonly missing: (
+    model: IndexedModel,
+    options: { readonly documentId?: string; readonly version?: number; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly text: string }>>
+  readonly countMissing: (model: IndexedModel) => Effect.Effect<number>
+  /** Makes `model` the active one; the previous active model's table is dropped. */
+  readonly activate: (model: IndexedModel) => Effect.Effect<void>
+}>()("engram/VectorIndex") {
+  static readonly layer = Layer.effect(
+    VectorIndex,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const rows = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        statement.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(ModelRow))),
+          Effect.map((decoded) => decoded.map(toModel)),
+          Effect.orDie
+        )
+
+      const active = rows(sql`SELECT * FROM embedding_models WHERE status = 'active'`).pipe(
+        Effect.map((models) => Option.fromNullishOr(models[0]))
+      )
+
+      const register = Effect.fn("VectorIndex.register")(function*(model: EmbeddingModel) {
+        const id = modelId(model)
+        const existing = yield* rows(sql`SELECT * FROM embedding_models WHERE id = ${id}`)
+        if (existing[0] !== undefined && existing[0].status !== "retired") return existing[0]
+        const table = `chunk_vectors_${id}`
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`LOCK TABLE embedding_models IN EXCLUSIVE MODE`
+          const again = yield* rows(sql`SELECT * FROM embedding_models WHERE id = ${id}`)
+          if (again[0] !== undefined && again[0].status !== "retired") return again[0]
+          yield* sql.unsafe(`DROP TABLE IF EXISTS ${table}`)
+          yield* sql.unsafe(`
+            CREATE TABLE ${table} (
+              chunk_id text PRIMARY KEY REFERENCES chunks (id) ON DELETE CASCADE,
+              embedding vector(${model.dimension}) NOT NULL
+            )`)
+          yield* sql.unsafe(`CREATE INDEX ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`)
+          const hasActive = (yield* active).pipe(Option.isSome)
+          const status = hasActive ? "building" : "active"
+          yield* sql`
+            INSERT INTO embedding_models (id, name, dimension, table_name, status, activated_at)
+            VALUES (${id}, ${model.name}, ${model.dimension}, ${table}, ${status}, ${hasActive ? null : sql`now()`})
+            ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, activated_at = EXCLUDED.activated_at`
+          return { id, name: model.name, dimension: model.dimension, table, status } satisfies IndexedModel
+        })).pipe(Effect.orDie)
+      })
+
+      const store = Effect.fn("VectorIndex.store")(function*(
+        model: IndexedModel,
+        vectors: ReadonlyArray<{ readonly chunkId: string; readonly vector: ReadonlyArray<number> }>
+      ) {
+        if (vectors.length === 0) return
+        const values = vectors.map(({ chunkId, vector }) => sql`(${chunkId}, ${formatVector(vector)}::vector)`)
+        yield* sql`
+          INSERT INTO ${sql(model.table)} (chunk_id, embedding)
+          SELECT v.chunk_id, v.embedding FROM (VALUES ${sql.csv(values)}) AS v (chunk_id, embedding)
+          WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.id = v.chunk_id)
+          ON CONFLICT (chunk_id) DO NOTHING`.pipe(Effect.orDie)
+      })
+
+      const missing = Effect.fn("VectorIndex.missing")(function*(
+        model: IndexedModel,
+        options: { readonly documentId?: string; readonly version?: number; readonly limit: number }
+      ) {
+        const scope = options.documentId === undefined
+          ? sql`c.version = d.active_version`
+          : sql`c.document_id = ${options.documentId} AND c.version = ${options.version ?? 0}`
+        return yield* sql<{ id: string; text: string }>`
+          SELECT c.id, c.text FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE ${scope}
+            AND NOT EXISTS (SELECT 1 FROM ${sql(model.table)} v WHERE v.chunk_id = c.id)
+          ORDER BY c.id
+          LIMIT ${options.limit}`.pipe(Effect.orDie)
+      })
+
+      const countMissing = Effect.fn("VectorIndex.countMissing")(function*(model: IndexedModel) {
+        const [row] = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE c.version = d.active_version
+            AND NOT EXISTS (SELECT 1 FROM ${sql(model.table)} v WHERE v.chunk_id = c.id)`.pipe(Effect.orDie)
+        return row?.n ?? 0
+      })
+
+      const activate = Effect.fn("VectorIndex.activate")(function*(model: IndexedModel) {
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const previous = yield* active
+          yield* sql`UPDATE embedding_models SET status = 'retired' WHERE status = 'active' AND id <> ${model.id}`
+          yield* sql`UPDATE embedding_models SET status = 'active', activated_at = now() WHERE id = ${model.id}`
+          if (Option.isSome(previous) && previous.value.id !== model.id) {
+            yield* sql.unsafe(`DROP TABLE IF EXISTS ${previous.value.table}`)
+          }
+        })).pipe(Effect.orDie)
+      })
+
+      return VectorIndex.of({ active, register, store, missing, countMissing, activate })
+    })
+  )
+}
