@@ -21,6 +21,7 @@ export interface EngramSettings {
   readonly folderRoots: ReadonlyArray<string>
   readonly workerConcurrency: number
   readonly jobMaxAttempts: number
+  readonly jobLeaseSeconds: number
   readonly chunkTokens: number
   readonly chunkOverlapTokens: number
   readonly embedModelDir: Option.Option<string>
@@ -128,6 +129,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   folderRoots: setting(AbsolutePaths, "ENGRAM_FOLDER_ROOTS", []),
   workerConcurrency: setting(integerBetween(0, 64), "ENGRAM_WORKER_CONCURRENCY", 2),
   jobMaxAttempts: setting(integerBetween(1, 100), "ENGRAM_JOB_MAX_ATTEMPTS", 5),
+  jobLeaseSeconds: setting(integerBetween(2, 3600), "ENGRAM_JOB_LEASE_SECONDS", 30),
   chunkTokens: setting(integerBetween(32, 2048), "ENGRAM_CHUNK_TOKENS", 300),
   chunkOverlapTokens: setting(integerBetween(0, 512), "ENGRAM_CHUNK_OVERLAP_TOKENS", 40),
   embedModelDir: optionalSetting(NonEmpty, "ENGRAM_EMBED_MODEL_DIR"),

@@ -18,7 +18,7 @@ const HttpUrl = Schema.String.check(
   }, { message: "must be an http:// or https:// URL" })
 )
 
-export const FileUploadConfig = Schema.Struct({}).annotate({
+export const FileUploadConfig = Schema.Record(Schema.String, Schema.Never).annotate({
   identifier: "FileUploadConfig",
   description: "No settings: documents arrive by upload or text ingestion."
 })

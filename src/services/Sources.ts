@@ -56,6 +56,20 @@ const toSourceOut = (row: SourceRow) =>
     last_synced_at: row.last_synced_at?.toISOString() ?? null
   })
 
+/** A self-contained JSON Schema of a config; unknown fields are rejected, so it says so. */
+const configJsonSchema = (schema: Schema.Top): Record<string, unknown> => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  const ref = (document.schema as { $ref?: string }).$ref?.replace("#/$defs/", "")
+  const definitions = (document as { definitions?: Record<string, Record<string, unknown>> }).definitions ?? {}
+  const root = ref === undefined ? document.schema as Record<string, unknown> : definitions[ref]!
+  const { [ref ?? ""]: _, ...others } = definitions
+  return {
+    ...root,
+    additionalProperties: false,
+    ...(Object.keys(others).length > 0 ? { $defs: others } : {})
+  }
+}
+
 export interface ConnectorInfo {
   readonly kind: ConnectorKind
   readonly description: string
@@ -103,21 +117,21 @@ export class Sources extends Context.Service<Sources, {
           kind: "file_upload",
           description: "Documents arrive by upload (txt, md, html, pdf, docx, json, csv) or text/message ingestion.",
           available: true,
-          config_schema: Schema.toJsonSchemaDocument(connectorConfigs.file_upload).schema
+          config_schema: configJsonSchema(connectorConfigs.file_upload)
         },
         {
           kind: "web",
           description: "Fetches the configured pages (and same-site links up to crawl_depth) on sync, keeping each " +
             "page's main text; changed pages are re-ingested, vanished ones removed.",
           available: true,
-          config_schema: Schema.toJsonSchemaDocument(connectorConfigs.web).schema
+          config_schema: configJsonSchema(connectorConfigs.web)
         },
         {
           kind: "folder",
           description: "Scans a server-side directory on sync for supported files; the directory must be inside " +
             "a root the operator allows with ENGRAM_FOLDER_ROOTS.",
           available: roots.length > 0,
-          config_schema: Schema.toJsonSchemaDocument(connectorConfigs.folder).schema
+          config_schema: configJsonSchema(connectorConfigs.folder)
         }
       ]
 

@@ -1,13 +1,12 @@
 import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Queue, Ref } from "effect"
 import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
 import * as Os from "node:os"
 import { EngramConfig } from "../config.ts"
 import { Embedder } from "./Embedder.ts"
 import { type JobFailure, type JobRow, Jobs } from "./Jobs.ts"
 import { type Outcome, Pipeline, type StageFailure } from "./Pipeline.ts"
 import { VectorIndex } from "./VectorIndex.ts"
-
-export const leaseSeconds = 30
 
 /** The workers' state for readiness: how many loops run and whether they have started. */
 export class Workers extends Context.Service<Workers, {
@@ -26,7 +25,8 @@ export class Workers extends Context.Service<Workers, {
       const jobs = yield* Jobs
       const pipeline = yield* Pipeline
       const running = yield* Ref.make(0)
-      const processId = `${Os.hostname()}:${process.pid}:${Date.now().toString(36)}`
+      const leaseSeconds = settings.jobLeaseSeconds
+      const processId = `${Os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
 
       const failDocument = (job: JobRow, error: JobFailure) =>
         job.document_id === null ? Effect.void : sql`

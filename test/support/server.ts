@@ -61,6 +61,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   folderRoots: [],
   workerConcurrency: 2,
   jobMaxAttempts: 3,
+  jobLeaseSeconds: 30,
   chunkTokens: 300,
   chunkOverlapTokens: 40,
   embedModelDir: Option.some(fixtureModelDir),
