@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { engines, freshServer, TestServer } from "../support/server.ts"
-import { login, request } from "../support/http.ts"
+import { login, request, waitUntilReady } from "../support/http.ts"
 
 for (const engine of engines) {
   layer(freshServer(engine))(`system endpoints (${engine})`, (it) => {
@@ -11,16 +11,21 @@ for (const engine of engines) {
         const health = yield* request(url, "/api/v1/system/health")
         assert.strictEqual(health.status, 200)
         assert.deepStrictEqual(health.body, { status: "ok" })
-        const ready = yield* request(url, "/api/v1/system/ready")
-        assert.strictEqual(ready.status, 200)
-        assert.strictEqual(ready.body.status, "ready")
-        assert.deepStrictEqual(ready.body.checks, [{ name: "database", ready: true, detail: "ok" }])
+        const ready = yield* waitUntilReady(url)
+        assert.deepStrictEqual(ready.checks, [
+          { name: "database", ready: true, detail: "ok" },
+          { name: "workers", ready: true, detail: "2 running" },
+          { name: "embedder", ready: true, detail: "tiny-random-bert:q8 (32 dimensions)" }
+        ])
         const capabilities = yield* request(url, "/api/v1/system/capabilities")
         assert.strictEqual(capabilities.status, 200)
         assert.strictEqual(capabilities.body.engine.name, "engram")
         assert.match(capabilities.body.engine.version, /^\d+\.\d+\.\d+/)
         assert.strictEqual(capabilities.body.storage, engine)
         assert.deepStrictEqual(capabilities.body.auth, { local_login: true, registration: false })
+        assert.deepStrictEqual(capabilities.body.connectors, ["file_upload", "web"])
+        assert.deepStrictEqual(capabilities.body.embedding, { model: "tiny-random-bert:q8", dimension: 32 })
+        assert.deepStrictEqual(capabilities.body.dense_retrieval, { available: true, reason: null })
       }))
 
     it.effect("model settings: empty by default, validated, replaced by PUT, scoped to the user", () =>

@@ -48,3 +48,16 @@ export const login = (baseUrl: string, name: string, password?: string) =>
       return reply.body.access_token as string
     }
   )
+
+/** Polls /system/ready until the node reports "ready" (the embedding model has loaded), at most 60 s. */
+export const waitUntilReady = (baseUrl: string) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline) {
+      const response = await fetch(`${baseUrl}/api/v1/system/ready`)
+      const body = await response.json() as { status: string }
+      if (response.status === 200 && body.status === "ready") return body as any
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    throw new Error("the server did not become ready")
+  })
