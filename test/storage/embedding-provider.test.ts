@@ -1,0 +1,54 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option, Redacted } from "effect"
+import { engines, freshSettings, withServer } from "../support/server.ts"
+import { embeddingServer } from "../support/embeddingServer.ts"
+import { login, request, waitUntilReady } from "../support/http.ts"
+import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+
+describe("OpenAI-compatible embeddings provider", () => {
+  for (const engine of engines) {
+    it.live(`documents are embedded through /v1/embeddings with the API key (${engine})`, () =>
+      Effect.gen(function*() {
+        const provider = yield* embeddingServer
+        const settings = {
+          ...(yield* freshSettings(engine)),
+          embedBaseUrl: Option.some(provider.url),
+          embedApiKey: Option.some(Redacted.make("sk-test-key")),
+          embedModel: "tiny-embed"
+        }
+        yield* withServer(settings, ({ url, sql }) =>
+          Effect.gen(function*() {
+            yield* waitUntilReady(url)
+            const capabilities = yield* request(url, "/api/v1/system/capabilities")
+            assert.deepStrictEqual(capabilities.body.embedding, { model: "tiny-embed@openai", dimension: 32 })
+            const token = yield* login(url, "Remote")
+            const sourceId = yield* createSource(url, token)
+            const accepted = yield* ingestText(url, token, sourceId, "doc", "# A\n\nAlpha.\n\n# B\n\nBeta.")
+            assert.strictEqual((yield* waitForDocument(url, token, sourceId, accepted.body.id)).status, "ready")
+            const [model] = yield* sql<{ table_name: string; name: string }>`
+              SELECT table_name, name FROM embedding_models WHERE status = 'active'`
+            assert.strictEqual(model!.name, "tiny-embed@openai")
+            const [vectors] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(model!.table_name)}`
+            assert.strictEqual(vectors!.n, 2)
+            assert.isTrue(provider.requests.length >= 2)
+            assert.isTrue(provider.requests.every((r) => r.authorization === "Bearer sk-test-key" && r.model === "tiny-embed"))
+          }))
+      }).pipe(Effect.scoped))
+  }
+
+  it.live("an unreachable provider leaves the node serving, degraded, with the reason", () =>
+    Effect.gen(function*() {
+      const settings = { ...(yield* freshSettings("pglite")), embedBaseUrl: Option.some("http://127.0.0.1:9/v1") }
+      yield* withServer(settings, ({ url }) =>
+        Effect.gen(function*() {
+          let ready = yield* request(url, "/api/v1/system/ready")
+          for (let i = 0; i < 300 && !ready.body.checks[2].detail.startsWith("unavailable"); i++) {
+            yield* Effect.sleep("100 millis")
+            ready = yield* request(url, "/api/v1/system/ready")
+          }
+          assert.strictEqual(ready.status, 200)
+          assert.strictEqual(ready.body.status, "degraded")
+          assert.match(ready.body.checks[2].detail, /unavailable: the embedding endpoint failed/)
+        }))
+    }).pipe(Effect.scoped))
+})
