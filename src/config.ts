@@ -19,6 +19,9 @@ export interface EngramSettings {
   readonly maxBodyBytes: number
   readonly maxUploadBytes: number
   readonly folderRoots: ReadonlyArray<string>
+  readonly webAllowPrivate: boolean
+  readonly webTimeoutSeconds: number
+  readonly webMaxPageBytes: number
   readonly workerConcurrency: number
   readonly jobMaxAttempts: number
   readonly jobLeaseSeconds: number
@@ -127,6 +130,9 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   maxBodyBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024),
   maxUploadBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
   folderRoots: setting(AbsolutePaths, "ENGRAM_FOLDER_ROOTS", []),
+  webAllowPrivate: setting(BooleanFlag, "ENGRAM_WEB_ALLOW_PRIVATE", false),
+  webTimeoutSeconds: setting(integerBetween(1, 300), "ENGRAM_WEB_TIMEOUT_SECONDS", 15),
+  webMaxPageBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_WEB_MAX_PAGE_BYTES", 5 * 1024 * 1024),
   workerConcurrency: setting(integerBetween(0, 64), "ENGRAM_WORKER_CONCURRENCY", 2),
   jobMaxAttempts: setting(integerBetween(1, 100), "ENGRAM_JOB_MAX_ATTEMPTS", 5),
   jobLeaseSeconds: setting(integerBetween(2, 3600), "ENGRAM_JOB_LEASE_SECONDS", 30),

@@ -23,7 +23,7 @@ import { IndexReconciler, Workers } from "./services/Workers.ts"
 import { Settings } from "./services/Settings.ts"
 import { Users } from "./services/Users.ts"
 
-const Ingestion = Layer.mergeAll(Documents.layer, Syncs.layer).pipe(Layer.provideMerge(Sources.layer))
+const Ingestion = Syncs.layer.pipe(Layer.provideMerge(Documents.layer), Layer.provideMerge(Sources.layer))
 
 const Processing = Layer.mergeAll(Workers.layer, IndexReconciler).pipe(
   Layer.provideMerge(Pipeline.layer),
@@ -31,7 +31,7 @@ const Processing = Layer.mergeAll(Workers.layer, IndexReconciler).pipe(
 )
 
 /** Services shared by the HTTP handlers and the workers, on one database. */
-export const AppServices = Layer.mergeAll(Auth.layer, Settings.layer, Ingestion, Processing).pipe(
+export const AppServices = Layer.mergeAll(Auth.layer, Settings.layer, Processing.pipe(Layer.provideMerge(Ingestion))).pipe(
   Layer.provide(Users.layer),
   Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer)),
   Layer.provideMerge(Db.layer)

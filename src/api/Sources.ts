@@ -4,7 +4,7 @@ import { ChunkOut } from "../domain/Chunk.ts"
 import { JobOut } from "../domain/Job.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { ConnectorKind, SourceDescription, SourceName, SourceOut } from "../domain/Source.ts"
-import { BadRequest, NotFound, NotImplemented } from "./Errors.ts"
+import { BadRequest, NotFound } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
 export const SourceParams = { source_id: Schema.String.check(Schema.isMaxLength(100)) }
@@ -76,11 +76,12 @@ export class SourcesApi extends HttpApiGroup.make("sources")
     HttpApiEndpoint.post("sync", "/:source_id/sync", {
       params: SourceParams,
       success: JobOut.pipe(HttpApiSchema.status(202)),
-      error: [NotFound, NotImplemented]
+      error: NotFound
     }).annotateMerge(authenticated(
       "Synchronize a source",
-      "file_upload: resumes its paused documents and requeues failed ones, as a job. web and folder: not available " +
-        "yet in this release (501 not_implemented)."
+      "file_upload: resumes its paused documents (a job that is already finished). web and folder: a queued job " +
+        "fetches the pages or scans the folder; new or changed items (by sha256) are ingested, unchanged ones left " +
+        "alone, vanished ones removed; its result counts them and lists skipped items with the reason."
     )),
     HttpApiEndpoint.get("chunks", "/:source_id/chunks", {
       params: SourceParams,

@@ -17,6 +17,9 @@ export class JobOut extends Schema.Class<JobOut>("JobOut")({
   progress: Schema.Struct({ done: Schema.Int, total: Schema.Int }),
   attempts: Schema.Int,
   error: Schema.NullOr(ProcessingError),
+  result: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)).annotate({
+    description: "What a finished sync did: added, updated, unchanged, duplicates, removed, skipped [{key, reason}]"
+  }),
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),
   finished_at: Schema.NullOr(Schema.String)

@@ -1,7 +1,6 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
-import { httpError, NotImplemented } from "../api/Errors.ts"
 import { CurrentUser } from "../api/Security.ts"
 import { Documents } from "../services/Documents.ts"
 import { Sources } from "../services/Sources.ts"
@@ -38,10 +37,7 @@ export const SourcesHandlers = HttpApiBuilder.group(
         ))
       .handle("sync", ({ params }) =>
         Effect.flatMap(CurrentUser, (user) => syncs.start(user.id, params.source_id)).pipe(
-          Effect.catchTags({
-            SyncNotImplemented: (error) => Effect.fail(httpError(NotImplemented, "not_implemented", error.message)),
-            SourcesFailure: sourcesFailure
-          })
+          Effect.catch(sourcesFailure)
         ))
       .handle("chunks", ({ params, query }) =>
         Effect.flatMap(CurrentUser, (user) =>

@@ -110,6 +110,7 @@ export default Effect.gen(function*() {
       error_code text,
       error_message text,
       error_stage text,
+      result jsonb,
       created_at timestamptz NOT NULL DEFAULT now(),
       started_at timestamptz,
       finished_at timestamptz,

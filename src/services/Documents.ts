@@ -168,6 +168,15 @@ export class Documents extends Context.Service<Documents, {
     { readonly chunks: number },
     DocumentsFailure | SourcesFailure
   >
+  /**
+   * A connector's item by its key (a path or URL): new content is added, changed content replaces the
+   * original and is reprocessed, unchanged content is left alone.
+   */
+  readonly upsertItem: (ownerId: string, sourceId: string, item: NewDocument & { readonly key: string }) => Effect.Effect<
+    "added" | "updated" | "unchanged" | "duplicate"
+  >
+  /** Deletes the connector documents of the source whose key is not in `keys` (their item vanished). */
+  readonly removeMissing: (sourceId: string, keys: ReadonlyArray<string>) => Effect.Effect<number>
   readonly chunks: (owner: UserId, sourceId: string, page: { readonly limit: number; readonly cursor?: string | undefined }) =>
     Effect.Effect<
       { readonly items: ReadonlyArray<ChunkOut>; readonly next_cursor: string | null },
@@ -202,13 +211,14 @@ export class Documents extends Context.Service<Documents, {
       })
 
       /** One transaction: the document, its original bytes and its job, or the existing duplicate. */
-      const store = (sourceId: string, ownerId: string, document: NewDocument) =>
+      const store = (sourceId: string, ownerId: string, document: NewDocument, key: string | null = null) =>
         sql.withTransaction(Effect.gen(function*() {
           const hash = sha256(document.bytes)
           const inserted = yield* sql<{ id: string }>`
-            INSERT INTO documents (source_id, title, kind, format, mime_type, size_bytes, content_hash, status, stage)
+            INSERT INTO documents
+              (source_id, title, kind, format, mime_type, size_bytes, content_hash, external_key, status, stage)
             VALUES (${sourceId}, ${document.title}, ${document.kind}, ${document.format}, ${mimeTypes[document.format]},
-              ${document.bytes.length}, ${hash}, 'queued', 'parse')
+              ${document.bytes.length}, ${hash}, ${key}, 'queued', 'parse')
             ON CONFLICT (source_id, content_hash) DO NOTHING
             RETURNING id`
           if (inserted[0] === undefined) {
@@ -406,7 +416,76 @@ export class Documents extends Context.Service<Documents, {
         return { items: items.map(toChunkOut), next_cursor: nextCursor }
       })
 
-      return Documents.of({ add, addMessages, upload, list, get, parsed, act, remove, chunks })
+      const upsertItem = Effect.fn("Documents.upsertItem")(function*(
+        ownerId: string,
+        sourceId: string,
+        item: NewDocument & { readonly key: string }
+      ) {
+        const hash = sha256(item.bytes)
+        const [existing] = yield* sql<{ id: string; content_hash: string; status: DocumentStatus }>`
+          SELECT id, content_hash, status FROM documents WHERE source_id = ${sourceId} AND external_key = ${item.key}`
+          .pipe(Effect.orDie)
+        if (existing === undefined) {
+          const { duplicate } = yield* store(sourceId, ownerId, item, item.key)
+          return duplicate ? "duplicate" as const : "added" as const
+        }
+        if (existing.content_hash === hash) return "unchanged" as const
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const clash = yield* sql`SELECT 1 FROM documents WHERE source_id = ${sourceId} AND content_hash = ${hash}`
+          if (clash.length > 0) return "duplicate" as const
+          const [{ next }] = (yield* sql<{ next: number }>`
+            SELECT coalesce(max(version), 0) + 1 AS next FROM (
+              SELECT version FROM chunks WHERE document_id = ${existing.id}
+              UNION ALL SELECT version FROM document_parses WHERE document_id = ${existing.id}
+              UNION ALL SELECT coalesce(active_version, 0) FROM documents WHERE id = ${existing.id}
+            ) v`) as unknown as [{ next: number }]
+          yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
+            WHERE document_id = ${existing.id} AND status IN ('queued', 'paused')`
+          yield* sql`UPDATE document_originals SET content = ${item.bytes} WHERE document_id = ${existing.id}`
+          const job = yield* jobs.enqueue({
+            ownerId,
+            kind: "reprocess",
+            sourceId,
+            documentId: existing.id,
+            documentVersion: next
+          })
+          yield* sql`UPDATE documents SET title = ${item.title}, format = ${item.format},
+              mime_type = ${mimeTypes[item.format]}, size_bytes = ${item.bytes.length}, content_hash = ${hash},
+              status = 'queued', stage = 'parse', job_id = ${job.id},
+              error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
+            WHERE id = ${existing.id}`
+          return "updated" as const
+        })).pipe(Effect.orDie)
+      })
+
+      const removeMissing = Effect.fn("Documents.removeMissing")(function*(sourceId: string, keys: ReadonlyArray<string>) {
+        const gone = yield* sql<{ id: string; external_key: string }>`
+          SELECT id, external_key FROM documents WHERE source_id = ${sourceId} AND external_key IS NOT NULL`
+          .pipe(Effect.orDie)
+        const keep = new Set(keys)
+        const ids = gone.filter((row) => !keep.has(row.external_key)).map((row) => row.id)
+        if (ids.length === 0) return 0
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
+            WHERE document_id IN ${sql.in(ids)} AND status IN ('queued', 'running', 'paused')`
+          yield* sql`DELETE FROM documents WHERE id IN ${sql.in(ids)}`
+        })).pipe(Effect.orDie)
+        return ids.length
+      })
+
+      return Documents.of({
+        add,
+        addMessages,
+        upload,
+        list,
+        get,
+        parsed,
+        act,
+        remove,
+        upsertItem,
+        removeMissing,
+        chunks
+      })
     })
   )
 }

@@ -18,6 +18,7 @@ export const JobRow = Schema.Struct({
   error_code: Schema.NullOr(Schema.String),
   error_message: Schema.NullOr(Schema.String),
   error_stage: Schema.NullOr(Schema.String),
+  result: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
   created_at: Schema.Date,
   started_at: Schema.NullOr(Schema.Date),
   finished_at: Schema.NullOr(Schema.Date)
@@ -45,6 +46,7 @@ export const toJobOut = (row: JobRow) =>
     error: row.error_code === null
       ? null
       : { code: row.error_code, message: row.error_message ?? "", stage: row.error_stage },
+    result: row.result,
     created_at: row.created_at.toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at)
@@ -72,6 +74,7 @@ export class Jobs extends Context.Service<Jobs, {
     readonly total?: number
   }) => Effect.Effect<void>
   readonly finish: (jobId: string, status: "succeeded" | "failed" | "cancelled", error?: JobFailure) => Effect.Effect<void>
+  readonly record: (jobId: string, result: Record<string, unknown>) => Effect.Effect<void>
   readonly retryLater: (jobId: string, delaySeconds: number, error: JobFailure) => Effect.Effect<void>
   /** Gives a job back to the queue (graceful shutdown, pause). */
   readonly release: (jobId: string, status: "queued" | "paused") => Effect.Effect<void>
@@ -178,6 +181,10 @@ export class Jobs extends Context.Service<Jobs, {
               finished_at = now(),
               updated_at = now()
             WHERE id = ${jobId}`.pipe(Effect.orDie)
+        }),
+        record: Effect.fn("Jobs.record")(function*(jobId, result) {
+          yield* sql`UPDATE jobs SET result = ${JSON.stringify(result)}::jsonb, updated_at = now() WHERE id = ${jobId}`
+            .pipe(Effect.orDie)
         }),
         retryLater: Effect.fn("Jobs.retryLater")(function*(jobId, delaySeconds, error) {
           yield* sql`

@@ -7,13 +7,14 @@ import type { Block } from "../ingest/Parsed.ts"
 import { type Format, parseDocument, Unparseable } from "../ingest/parse/index.ts"
 import { Embedder } from "./Embedder.ts"
 import { type JobRow, Jobs } from "./Jobs.ts"
+import { Syncs } from "./Syncs.ts"
 import { VectorIndex } from "./VectorIndex.ts"
 
 /** A stage failed. Permanent failures (content that will never parse) are not retried. */
 export class StageFailure extends Data.TaggedError("StageFailure")<{
   readonly code: string
   readonly message: string
-  readonly stage: Stage | "reindex"
+  readonly stage: Stage | "reindex" | "sync"
   readonly permanent: boolean
 }> {}
 
@@ -37,6 +38,7 @@ export class Pipeline extends Context.Service<Pipeline, {
       const jobs = yield* Jobs
       const embedder = yield* Embedder
       const vectors = yield* VectorIndex
+      const syncs = yield* Syncs
 
       const parse = Effect.fn("Pipeline.parse")(function*(documentId: string, version: number) {
         const [original] = yield* sql<{ format: Format; content: Uint8Array }>`
@@ -122,12 +124,12 @@ export class Pipeline extends Context.Service<Pipeline, {
       })
 
       /** One transaction: the new version becomes the searchable one and the previous version is removed. */
-      const index = Effect.fn("Pipeline.index")(function*(documentId: string, version: number) {
+      const index = Effect.fn("Pipeline.index")(function*(job: JobRow, documentId: string, version: number) {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const updated = yield* sql`
             UPDATE documents SET active_version = ${version}, status = 'ready', stage = NULL, ready_at = now(),
               error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
-            WHERE id = ${documentId} AND status = 'processing'
+            WHERE id = ${documentId} AND status = 'processing' AND job_id = ${job.id}
             RETURNING id`
           if (updated.length === 0) return false
           yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version <> ${version}`
@@ -136,17 +138,23 @@ export class Pipeline extends Context.Service<Pipeline, {
         })).pipe(Effect.orDie)
       })
 
-      /** Marks the document as in `stage`, unless it was paused or deleted meanwhile. */
-      const enter = (documentId: string, stage: Stage) =>
+      /**
+       * Marks the document as in `stage`, unless it was paused, deleted, or handed to a newer job meanwhile
+       * (a connector found changed content): then the outcome says why this job stops.
+       */
+      const enter = (job: JobRow, documentId: string, stage: Stage) =>
         sql<{ status: string }>`
           UPDATE documents SET status = 'processing', stage = ${stage}, updated_at = now()
-          WHERE id = ${documentId} AND status IN ('queued', 'processing')
+          WHERE id = ${documentId} AND status IN ('queued', 'processing') AND job_id = ${job.id}
           RETURNING status`.pipe(
           Effect.flatMap((rows) =>
             rows.length > 0
               ? Effect.succeed<Outcome | undefined>(undefined)
-              : sql<{ status: string }>`SELECT status FROM documents WHERE id = ${documentId}`.pipe(
-                Effect.map((found): Outcome => (found[0] === undefined ? "cancelled" : "paused"))
+              : sql<{ status: string; job_id: string | null }>`
+                  SELECT status, job_id FROM documents WHERE id = ${documentId}`.pipe(
+                Effect.map(([found]): Outcome =>
+                  found === undefined || found.job_id !== job.id ? "cancelled" : "paused"
+                )
               )
           ),
           Effect.orDie
@@ -157,13 +165,13 @@ export class Pipeline extends Context.Service<Pipeline, {
         const version = job.document_version ?? 1
         const from = job.completed_stage === null ? 0 : stages.indexOf(job.completed_stage as Stage) + 1
         for (const stage of stages.slice(from)) {
-          const interrupted = yield* enter(documentId, stage)
+          const interrupted = yield* enter(job, documentId, stage)
           if (interrupted !== undefined) return interrupted
           yield* jobs.progress(job.id, { stage })
           if (stage === "parse") yield* parse(documentId, version)
           else if (stage === "chunk") yield* chunk(job, documentId, version)
           else if (stage === "embed") yield* embed(job, documentId, version)
-          else if (!(yield* index(documentId, version))) return yield* enter(documentId, stage).pipe(
+          else if (!(yield* index(job, documentId, version))) return yield* enter(job, documentId, stage).pipe(
             Effect.map((outcome) => outcome ?? "paused")
           )
           yield* jobs.progress(job.id, { completedStage: stage })
@@ -210,13 +218,10 @@ export class Pipeline extends Context.Service<Pipeline, {
           case "reindex":
             return runReindex(job)
           case "sync":
-            return Effect.fail(
-              new StageFailure({
-                code: "not_implemented",
-                message: "Syncing web and folder sources is not available yet",
-                stage: "parse",
-                permanent: true
-              })
+            return syncs.run(job).pipe(
+              Effect.mapError((error) =>
+                new StageFailure({ code: error.code, message: error.message, stage: "sync", permanent: true })
+              )
             )
         }
       }

@@ -102,9 +102,6 @@ for (const engine of engines) {
           json: { name: "Site", connector_kind: "web", config: { urls: ["https://example.com/"], crawl_depth: 1 } }
         })
         assert.strictEqual(web.status, 201)
-        const sync = yield* request(url, `/api/v1/sources/${web.body.id}/sync`, { method: "POST", token })
-        assert.strictEqual(sync.status, 501)
-        assert.strictEqual(sync.body.error.code, "not_implemented")
       }))
 
     it.effect("another user's source behaves exactly like a missing one on every route", () =>
