@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
+import { fixtureModelDir } from "./datasets.ts"
 
 const root = Path.resolve(import.meta.dirname, "../..")
 
@@ -17,7 +18,8 @@ export const spawnEngram = (env: Record<string, string>) =>
     Effect.sync((): Engram => {
       const child = spawn(process.execPath, ["src/main.ts"], {
         cwd: root,
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+        // The fixture model keeps the process offline: without a model directory it would try the hub.
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ENGRAM_EMBED_MODEL_DIR: fixtureModelDir, ...env },
         stdio: ["ignore", "pipe", "pipe"]
       })
       let output = ""
