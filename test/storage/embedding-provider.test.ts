@@ -36,6 +36,35 @@ describe("OpenAI-compatible embeddings provider", () => {
       }).pipe(Effect.scoped))
   }
 
+  it.live("a provider failing for a while is retried with backoff; one that keeps failing fails the document", () =>
+    Effect.gen(function*() {
+      const provider = yield* embeddingServer
+      const settings = { ...(yield* freshSettings("pglite")), embedBaseUrl: Option.some(provider.url) }
+      yield* withServer(settings, ({ url }) =>
+        Effect.gen(function*() {
+          yield* waitUntilReady(url)
+          const token = yield* login(url, "Patient")
+          const sourceId = yield* createSource(url, token)
+          provider.failures.remaining = 4
+          const recovered = yield* ingestText(url, token, sourceId, "one", "Eventually embedded.")
+          const done = yield* waitForDocument(url, token, sourceId, recovered.body.id)
+          assert.strictEqual(done.status, "ready")
+          const job = yield* request(url, `/api/v1/jobs/${done.job_id}`, { token })
+          assert.strictEqual(job.body.status, "succeeded")
+          assert.strictEqual(job.body.attempts, 2, "the first attempt failed and was retried")
+
+          provider.failures.remaining = 1000
+          const doomed = yield* ingestText(url, token, sourceId, "two", "Never embedded.")
+          const failed = yield* waitForDocument(url, token, sourceId, doomed.body.id)
+          assert.strictEqual(failed.status, "failed")
+          assert.strictEqual(failed.error.code, "embedding_failed")
+          assert.strictEqual(failed.error.stage, "embed")
+          assert.match(failed.error.message, /gave up after 3 attempts/)
+          const failedJob = yield* request(url, `/api/v1/jobs/${failed.job_id}`, { token })
+          assert.deepStrictEqual([failedJob.body.status, failedJob.body.attempts], ["failed", 3])
+        }))
+    }).pipe(Effect.scoped))
+
   it.live("an unreachable provider leaves the node serving, degraded, with the reason", () =>
     Effect.gen(function*() {
       const settings = { ...(yield* freshSettings("pglite")), embedBaseUrl: Option.some("http://127.0.0.1:9/v1") }

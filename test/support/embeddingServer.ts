@@ -7,6 +7,8 @@ import { fixtureModelDir } from "./datasets.ts"
 export interface EmbeddingServer {
   readonly url: string
   readonly requests: Array<{ readonly authorization: string | undefined; readonly model: string; readonly inputs: number }>
+  /** The next this-many embedding requests answer 503, as an overloaded provider does. */
+  failures: { remaining: number }
 }
 
 /**
@@ -20,6 +22,7 @@ export const embeddingServer = Effect.acquireRelease(
     env.localModelPath = Path.dirname(fixtureModelDir) + "/"
     const extractor = await pipeline("feature-extraction", Path.basename(fixtureModelDir), { dtype: "fp32" })
     const requests: EmbeddingServer["requests"] = []
+    const failures = { remaining: 0 }
     const server = createServer((req, res) => {
       let body = ""
       req.on("data", (chunk) => (body += chunk))
@@ -30,6 +33,11 @@ export const embeddingServer = Effect.acquireRelease(
         }
         const { model, input } = JSON.parse(body) as { model: string; input: Array<string> }
         requests.push({ authorization: req.headers.authorization, model, inputs: input.length })
+        if (failures.remaining > 0) {
+          failures.remaining--
+          res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "busy" } }))
+          return
+        }
         const vectors = (await extractor(input, { pooling: "mean", normalize: true })).tolist() as Array<Array<number>>
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
           object: "list",
@@ -41,7 +49,7 @@ export const embeddingServer = Effect.acquireRelease(
     })
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     const { port } = server.address() as AddressInfo
-    return { server, url: `http://127.0.0.1:${port}/v1`, requests }
+    return { server, url: `http://127.0.0.1:${port}/v1`, requests, failures }
   }),
   ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
 )
