@@ -210,6 +210,15 @@ export class Documents extends Context.Service<Documents, {
         return toDocumentOut(yield* find(sourceId, documentId))
       })
 
+      /** A version number no derived row of the document uses yet, for a reprocessing job to build. */
+      const nextVersion = (documentId: string) =>
+        sql<{ next: number }>`
+          SELECT coalesce(max(version), 0) + 1 AS next FROM (
+            SELECT version FROM chunks WHERE document_id = ${documentId}
+            UNION ALL SELECT version FROM document_parses WHERE document_id = ${documentId}
+            UNION ALL SELECT coalesce(active_version, 0) FROM documents WHERE id = ${documentId}
+          ) v`.pipe(Effect.map((rows) => rows[0]!.next))
+
       /** One transaction: the document, its original bytes and its job, or the existing duplicate. */
       const store = (sourceId: string, ownerId: string, document: NewDocument, key: string | null = null) =>
         sql.withTransaction(Effect.gen(function*() {
@@ -344,12 +353,7 @@ export class Documents extends Context.Service<Documents, {
                 WHERE id = ${current.job_id} AND status IN ('paused', 'running')`
             }
           } else {
-            const [{ next }] = (yield* sql<{ next: number }>`
-              SELECT coalesce(max(version), 0) + 1 AS next FROM (
-                SELECT version FROM chunks WHERE document_id = ${documentId}
-                UNION ALL SELECT version FROM document_parses WHERE document_id = ${documentId}
-                UNION ALL SELECT ${current.active_version ?? 0}
-              ) v`) as unknown as [{ next: number }]
+            const next = yield* nextVersion(documentId)
             const job = yield* jobs.enqueue({
               ownerId: owner,
               kind: "reprocess",
@@ -433,12 +437,7 @@ export class Documents extends Context.Service<Documents, {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const clash = yield* sql`SELECT 1 FROM documents WHERE source_id = ${sourceId} AND content_hash = ${hash}`
           if (clash.length > 0) return "duplicate" as const
-          const [{ next }] = (yield* sql<{ next: number }>`
-            SELECT coalesce(max(version), 0) + 1 AS next FROM (
-              SELECT version FROM chunks WHERE document_id = ${existing.id}
-              UNION ALL SELECT version FROM document_parses WHERE document_id = ${existing.id}
-              UNION ALL SELECT coalesce(active_version, 0) FROM documents WHERE id = ${existing.id}
-            ) v`) as unknown as [{ next: number }]
+          const next = yield* nextVersion(existing.id)
           yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
             WHERE document_id = ${existing.id} AND status IN ('queued', 'paused')`
           yield* sql`UPDATE document_originals SET content = ${item.bytes} WHERE document_id = ${existing.id}`

@@ -8,7 +8,7 @@ import { type Format, parseDocument, Unparseable } from "../ingest/parse/index.t
 import { Embedder } from "./Embedder.ts"
 import { type JobRow, Jobs } from "./Jobs.ts"
 import { Syncs } from "./Syncs.ts"
-import { VectorIndex } from "./VectorIndex.ts"
+import { type IndexedModel, VectorIndex } from "./VectorIndex.ts"
 
 /** A stage failed. Permanent failures (content that will never parse) are not retried. */
 export class StageFailure extends Data.TaggedError("StageFailure")<{
@@ -103,24 +103,35 @@ export class Pipeline extends Context.Service<Pipeline, {
         yield* jobs.progress(job.id, { done: 0, total: drafts.length })
       })
 
+      /** Embeds, batch by batch, the chunks in `scope` that have no vector in the model's table yet. */
+      const embedMissing = Effect.fnUntraced(function*(
+        job: JobRow,
+        model: IndexedModel,
+        scope: { readonly documentId?: string; readonly version?: number },
+        stage: "embed" | "reindex",
+        total?: number
+      ) {
+        let done = 0
+        while (true) {
+          const batch = yield* vectors.missing(model, { ...scope, limit: embedBatch })
+          if (batch.length === 0) return
+          const embedded = yield* embedder.embed(batch.map((c) => c.text), "passage").pipe(
+            Effect.mapError((error) =>
+              new StageFailure({ code: "embedding_failed", message: error.message, stage, permanent: false })
+            )
+          )
+          yield* vectors.store(model, batch.map((c, i) => ({ chunkId: c.id, vector: embedded[i]! })))
+          done += batch.length
+          yield* jobs.progress(job.id, total === undefined ? { done } : { done, total: Math.max(total, done) })
+        }
+      })
+
       /** Without a ready model the chunks stay lexical-only; a reindex job embeds them once a model is ready. */
       const embed = Effect.fn("Pipeline.embed")(function*(job: JobRow, documentId: string, version: number) {
         const state = yield* embedder.state
         if (state._tag !== "Ready") return
         const model = yield* vectors.register(state.model)
-        let done = 0
-        while (true) {
-          const batch = yield* vectors.missing(model, { documentId, version, limit: embedBatch })
-          if (batch.length === 0) return
-          const embedded = yield* embedder.embed(batch.map((c) => c.text), "passage").pipe(
-            Effect.mapError((error) =>
-              new StageFailure({ code: "embedding_failed", message: error.message, stage: "embed", permanent: false })
-            )
-          )
-          yield* vectors.store(model, batch.map((c, i) => ({ chunkId: c.id, vector: embedded[i]! })))
-          done += batch.length
-          yield* jobs.progress(job.id, { done })
-        }
+        yield* embedMissing(job, model, { documentId, version }, "embed")
       })
 
       /** One transaction: the new version becomes the searchable one and the previous version is removed. */
@@ -193,19 +204,7 @@ export class Pipeline extends Context.Service<Pipeline, {
         const model = yield* vectors.register(loaded.value)
         const total = yield* vectors.countMissing(model)
         yield* jobs.progress(job.id, { stage: "embed", done: 0, total })
-        let done = 0
-        while (true) {
-          const batch = yield* vectors.missing(model, { limit: embedBatch })
-          if (batch.length === 0) break
-          const embedded = yield* embedder.embed(batch.map((c) => c.text), "passage").pipe(
-            Effect.mapError((error) =>
-              new StageFailure({ code: "embedding_failed", message: error.message, stage: "reindex", permanent: false })
-            )
-          )
-          yield* vectors.store(model, batch.map((c, i) => ({ chunkId: c.id, vector: embedded[i]! })))
-          done += batch.length
-          yield* jobs.progress(job.id, { done, total: Math.max(total, done) })
-        }
+        yield* embedMissing(job, model, {}, "reindex", total)
         yield* vectors.activate(model)
         return "done" as const
       })
