@@ -34,6 +34,11 @@ export interface EngramSettings {
   readonly embedBaseUrl: Option.Option<string>
   readonly embedApiKey: Option.Option<Redacted.Redacted<string>>
   readonly embedBatchSize: number
+  readonly bm25K1: number
+  readonly bm25B: number
+  readonly fusionK: number
+  readonly fusionWeightVector: number
+  readonly fusionWeightLexical: number
 }
 
 const withMessage = (message: string) => ({ message })
@@ -49,6 +54,13 @@ const integerBetween = (minimum: number, maximum: number) =>
   Schema.NumberFromString.check(
     Schema.makeFilter((n: number) => Number.isInteger(n) && n >= minimum && n <= maximum, {
       message: `must be an integer from ${minimum} to ${maximum}`
+    })
+  )
+
+const numberBetween = (minimum: number, maximum: number) =>
+  Schema.NumberFromString.check(
+    Schema.makeFilter((n: number) => Number.isFinite(n) && n >= minimum && n <= maximum, {
+      message: `must be a number from ${minimum} to ${maximum}`
     })
   )
 
@@ -151,7 +163,12 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   ),
   embedBaseUrl: optionalSetting(HttpBaseUrl, "ENGRAM_EMBED_BASE_URL"),
   embedApiKey: Config.map(optionalSetting(NonEmpty, "ENGRAM_EMBED_API_KEY"), Option.map(Redacted.make)),
-  embedBatchSize: setting(integerBetween(1, 512), "ENGRAM_EMBED_BATCH_SIZE", 32)
+  embedBatchSize: setting(integerBetween(1, 512), "ENGRAM_EMBED_BATCH_SIZE", 32),
+  bm25K1: setting(numberBetween(0, 10), "ENGRAM_BM25_K1", 1.2),
+  bm25B: setting(numberBetween(0, 1), "ENGRAM_BM25_B", 0.75),
+  fusionK: setting(integerBetween(1, 1000), "ENGRAM_FUSION_K", 60),
+  fusionWeightVector: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_VECTOR", 1),
+  fusionWeightLexical: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_LEXICAL", 1)
 })
 
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/Config") {

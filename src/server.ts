@@ -5,6 +5,7 @@ import { Api } from "./api/Api.ts"
 import { AuthHandlers } from "./http/Auth.ts"
 import { DocumentsHandlers } from "./http/Documents.ts"
 import { JobsHandlers } from "./http/Jobs.ts"
+import { SearchHandlers } from "./http/Search.ts"
 import { SourcesHandlers } from "./http/Sources.ts"
 import { CorsLive } from "./http/Cors.ts"
 import { RequestEnvelope } from "./http/Envelope.ts"
@@ -15,7 +16,9 @@ import { Db } from "./services/Db.ts"
 import { Documents } from "./services/Documents.ts"
 import { Embedder } from "./services/Embedder.ts"
 import { Jobs } from "./services/Jobs.ts"
+import { LexicalIndex } from "./services/LexicalIndex.ts"
 import { Pipeline } from "./services/Pipeline.ts"
+import { Retriever } from "./services/Retriever.ts"
 import { Sources } from "./services/Sources.ts"
 import { Syncs } from "./services/Syncs.ts"
 import { VectorIndex } from "./services/VectorIndex.ts"
@@ -25,7 +28,7 @@ import { Users } from "./services/Users.ts"
 
 const Ingestion = Syncs.layer.pipe(Layer.provideMerge(Documents.layer), Layer.provideMerge(Sources.layer))
 
-const Processing = Layer.mergeAll(Workers.layer, IndexReconciler).pipe(
+const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.layer).pipe(
   Layer.provideMerge(Pipeline.layer),
   Layer.provideMerge(VectorIndex.layer)
 )
@@ -33,14 +36,14 @@ const Processing = Layer.mergeAll(Workers.layer, IndexReconciler).pipe(
 /** Services shared by the HTTP handlers and the workers, on one database. */
 export const AppServices = Layer.mergeAll(Auth.layer, Settings.layer, Processing.pipe(Layer.provideMerge(Ingestion))).pipe(
   Layer.provide(Users.layer),
-  Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer)),
+  Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer, LexicalIndex.layer)),
   Layer.provideMerge(Db.layer)
 )
 
 const Routes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide(
-      Layer.mergeAll(SystemHandlers, AuthHandlers, SourcesHandlers, DocumentsHandlers, JobsHandlers).pipe(
+      Layer.mergeAll(SystemHandlers, AuthHandlers, SourcesHandlers, DocumentsHandlers, JobsHandlers, SearchHandlers).pipe(
         Layer.provideMerge(RequestValidationLive)
       )
     )

@@ -2,6 +2,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { AuthApi } from "./Auth.ts"
 import { DocumentsApi } from "./Documents.ts"
 import { JobsApi } from "./Jobs.ts"
+import { SearchApi } from "./Search.ts"
 import { SourcesApi } from "./Sources.ts"
 import { RequestValidation } from "./Validation.ts"
 import { engramVersion } from "../version.ts"
@@ -13,6 +14,7 @@ export class Api extends HttpApi.make("engram")
   .add(SourcesApi)
   .add(DocumentsApi)
   .add(JobsApi)
+  .add(SearchApi)
   .prefix("/api/v1")
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -35,7 +35,7 @@ export class DocumentOut extends Schema.Class<DocumentOut>("DocumentOut")({
   error: Schema.NullOr(ProcessingError),
   chunk_count: Schema.Int.annotate({ description: "Chunks of the searchable version" }),
   searchable: Schema.Boolean.annotate({
-    description: "Has a completely indexed version; during reprocessing the previous version stays searchable"
+    description: "Search returns it: true exactly when status is ready (every stage of its current version finished)"
   }),
   duplicate: Schema.Boolean.annotate({
     description: "true when this request's content was already in the source: the existing document is returned"

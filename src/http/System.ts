@@ -1,4 +1,4 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { httpError, ServiceUnavailable } from "../api/Errors.ts"
@@ -10,7 +10,7 @@ import { Embedder, type EmbedderState } from "../services/Embedder.ts"
 import { Jobs, toJobOut } from "../services/Jobs.ts"
 import { Settings } from "../services/Settings.ts"
 import { Sources } from "../services/Sources.ts"
-import { VectorIndex } from "../services/VectorIndex.ts"
+import { Retriever } from "../services/Retriever.ts"
 import { Workers } from "../services/Workers.ts"
 import { engramVersion } from "../version.ts"
 import { AuthenticationLive } from "./Authentication.ts"
@@ -37,32 +37,17 @@ export const SystemHandlers = HttpApiBuilder.group(
     const workers = yield* Workers
     const jobs = yield* Jobs
     const sources = yield* Sources
-    const vectors = yield* VectorIndex
+    const retriever = yield* Retriever
 
-    /** Dense retrieval needs the loaded model to be the one the index's vectors were made with. */
-    const denseRetrieval = Effect.gen(function*() {
-      const state = yield* embedder.state
-      if (state._tag !== "Ready") return { available: false, reason: embedderCheck(state).detail }
-      const active = yield* vectors.active
-      if (Option.isSome(active) && active.value.name !== state.model.name) {
-        return {
-          available: false,
-          reason: `the index holds vectors of ${active.value.name}, not of the loaded ${state.model.name}: ` +
-            "run POST /api/v1/system/reindex"
-        }
-      }
-      return { available: true, reason: null }
-    })
-
-    const capabilities = Effect.all([embedder.state, denseRetrieval]).pipe(Effect.map(([state, dense]) => ({
+    const capabilities = Effect.all([embedder.state, retriever.denseStatus]).pipe(Effect.map(([state, dense]) => ({
       engine: { name: "engram" as const, version: engramVersion },
       api_version: "v1" as const,
       storage: db.engine,
       auth: { local_login: config.localLogin, registration: config.allowRegistration },
-      strategies: [],
+      strategies: dense.reason === null ? ["vector", "lexical", "multi"] : ["lexical", "multi"],
       connectors: sources.connectors.filter((connector) => connector.available).map((connector) => connector.kind),
       embedding: state._tag === "Ready" ? { model: state.model.name, dimension: state.model.dimension } : null,
-      dense_retrieval: dense,
+      dense_retrieval: { available: dense.reason === null, reason: dense.reason },
       llm: { provider: "none", model: null }
     })))
 

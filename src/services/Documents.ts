@@ -9,6 +9,7 @@ import type { UserId } from "../domain/User.ts"
 import type { Block } from "../ingest/Parsed.ts"
 import { detectFormat, type Format, mimeTypes } from "../ingest/parse/index.ts"
 import { Jobs } from "./Jobs.ts"
+import { LexicalIndex } from "./LexicalIndex.ts"
 import { Sources, type SourcesFailure } from "./Sources.ts"
 
 export type DocumentsError =
@@ -59,7 +60,7 @@ const toDocumentOut = (row: DocumentRow, duplicate = false) =>
       ? null
       : { code: row.error_code, message: row.error_message ?? "", stage: row.error_stage },
     chunk_count: row.chunk_count,
-    searchable: row.active_version !== null,
+    searchable: row.status === "ready",
     duplicate,
     job_id: row.job_id,
     created_at: row.created_at.toISOString(),
@@ -189,6 +190,7 @@ export class Documents extends Context.Service<Documents, {
       const sql = yield* SqlClient.SqlClient
       const sources = yield* Sources
       const jobs = yield* Jobs
+      const lexical = yield* LexicalIndex
 
       const selectDocuments = (where: Statement.Fragment) =>
         sql`
@@ -353,6 +355,7 @@ export class Documents extends Context.Service<Documents, {
                 WHERE id = ${current.job_id} AND status IN ('paused', 'running')`
             }
           } else {
+            if (current.status === "ready") yield* lexical.count(documentId, -1)
             const next = yield* nextVersion(documentId)
             const job = yield* jobs.enqueue({
               ownerId: owner,
@@ -376,15 +379,16 @@ export class Documents extends Context.Service<Documents, {
       const remove = Effect.fn("Documents.remove")(function*(owner: UserId, sourceId: string, documentId: string) {
         yield* sources.owned(owner, sourceId)
         const removed = yield* sql.withTransaction(Effect.gen(function*() {
-          const [row] = yield* sql<{ chunks: number }>`
-            SELECT (SELECT count(*) FROM chunks WHERE document_id = ${documentId})::int AS chunks
+          const [row] = yield* sql<{ chunks: number; status: DocumentStatus }>`
+            SELECT (SELECT count(*) FROM chunks WHERE document_id = ${documentId})::int AS chunks, status
             FROM documents WHERE id = ${documentId} AND source_id = ${sourceId} FOR UPDATE`
           if (row === undefined) return Option.none()
+          if (row.status === "ready") yield* lexical.count(documentId, -1)
           yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), updated_at = now(),
             lease_owner = NULL, lease_expires_at = NULL
             WHERE document_id = ${documentId} AND status IN ('queued', 'running', 'paused')`
           yield* sql`DELETE FROM documents WHERE id = ${documentId}`
-          return Option.some(row)
+          return Option.some({ chunks: row.chunks })
         })).pipe(Effect.orDie)
         if (Option.isNone(removed)) return yield* fail({ _tag: "DocumentNotFound" })
         return removed.value
@@ -440,6 +444,7 @@ export class Documents extends Context.Service<Documents, {
           const next = yield* nextVersion(existing.id)
           yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
             WHERE document_id = ${existing.id} AND status IN ('queued', 'paused')`
+          if (existing.status === "ready") yield* lexical.count(existing.id, -1)
           yield* sql`UPDATE document_originals SET content = ${item.bytes} WHERE document_id = ${existing.id}`
           const job = yield* jobs.enqueue({
             ownerId,
@@ -458,13 +463,15 @@ export class Documents extends Context.Service<Documents, {
       })
 
       const removeMissing = Effect.fn("Documents.removeMissing")(function*(sourceId: string, keys: ReadonlyArray<string>) {
-        const gone = yield* sql<{ id: string; external_key: string }>`
-          SELECT id, external_key FROM documents WHERE source_id = ${sourceId} AND external_key IS NOT NULL`
+        const gone = yield* sql<{ id: string; external_key: string; status: DocumentStatus }>`
+          SELECT id, external_key, status FROM documents WHERE source_id = ${sourceId} AND external_key IS NOT NULL`
           .pipe(Effect.orDie)
         const keep = new Set(keys)
-        const ids = gone.filter((row) => !keep.has(row.external_key)).map((row) => row.id)
+        const vanished = gone.filter((row) => !keep.has(row.external_key))
+        const ids = vanished.map((row) => row.id)
         if (ids.length === 0) return 0
         yield* sql.withTransaction(Effect.gen(function*() {
+          for (const row of vanished) if (row.status === "ready") yield* lexical.count(row.id, -1)
           yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
             WHERE document_id IN ${sql.in(ids)} AND status IN ('queued', 'running', 'paused')`
           yield* sql`DELETE FROM documents WHERE id IN ${sql.in(ids)}`

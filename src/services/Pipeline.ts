@@ -7,6 +7,7 @@ import type { Block } from "../ingest/Parsed.ts"
 import { type Format, parseDocument, Unparseable } from "../ingest/parse/index.ts"
 import { Embedder } from "./Embedder.ts"
 import { type JobRow, Jobs } from "./Jobs.ts"
+import { LexicalIndex } from "./LexicalIndex.ts"
 import { Syncs } from "./Syncs.ts"
 import { type IndexedModel, VectorIndex } from "./VectorIndex.ts"
 
@@ -39,6 +40,7 @@ export class Pipeline extends Context.Service<Pipeline, {
       const embedder = yield* Embedder
       const vectors = yield* VectorIndex
       const syncs = yield* Syncs
+      const lexical = yield* LexicalIndex
 
       const parse = Effect.fn("Pipeline.parse")(function*(documentId: string, version: number) {
         const [original] = yield* sql<{ format: Format; content: Uint8Array }>`
@@ -99,6 +101,7 @@ export class Pipeline extends Context.Service<Pipeline, {
             }))
             if (Arr.isArrayNonEmpty(rows)) yield* sql`INSERT INTO chunks ${sql.insert(rows)}`
           }
+          yield* lexical.measure(documentId, version)
         })).pipe(Effect.orDie)
         yield* jobs.progress(job.id, { done: 0, total: drafts.length })
       })
@@ -145,6 +148,7 @@ export class Pipeline extends Context.Service<Pipeline, {
           if (updated.length === 0) return false
           yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version <> ${version}`
           yield* sql`DELETE FROM document_parses WHERE document_id = ${documentId} AND version <> ${version}`
+          yield* lexical.count(documentId, 1)
           return true
         })).pipe(Effect.orDie)
       })

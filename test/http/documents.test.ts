@@ -267,7 +267,7 @@ for (const engine of engines) {
         const again = yield* request(url, `${base}/reprocess`, { method: "POST", token })
         assert.strictEqual(again.status, 200)
         assert.notStrictEqual(again.body.job_id, accepted.body.job_id)
-        assert.isTrue(again.body.searchable, "the previous version stays searchable while reprocessing")
+        assert.isFalse(again.body.searchable, "search skips a document until its new version is ready")
         const done = yield* waitForDocument(url, token, sourceId, accepted.body.id, (d) => d.status === "ready" && d.job_id === again.body.job_id)
         assert.strictEqual(done.chunk_count, 2)
         const after = (yield* request(url, `${base}/parse-output`, { token })).body.chunks.map((c: { id: string }) => c.id)

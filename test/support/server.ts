@@ -73,7 +73,12 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   embedPooling: Option.none(),
   embedBaseUrl: Option.none(),
   embedApiKey: Option.none(),
-  embedBatchSize: 32
+  embedBatchSize: 32,
+  bm25K1: 1.2,
+  bm25B: 0.75,
+  fusionK: 60,
+  fusionWeightVector: 1,
+  fusionWeightLexical: 1
 })
 
 export class TestServer extends Context.Service<TestServer, {

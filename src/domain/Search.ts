@@ -1,0 +1,72 @@
+import { Schema } from "effect"
+
+export const Strategy = Schema.Literals(["vector", "lexical", "multi"]).annotate({
+  description: "vector: dense similarity; lexical: BM25 over stemmed words; multi (default): both, fused by rank"
+})
+export type Strategy = typeof Strategy.Type
+
+const Query = Schema.String.check(
+  Schema.makeFilter((s: string) => s.trim().length >= 1, { message: "must not be empty" }),
+  Schema.isMaxLength(4000, { message: "must be at most 4000 characters" })
+)
+
+const TopK = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 }, { message: "must be an integer from 1 to 50" }))
+
+export const SourceSearchRequest = Schema.Struct({
+  query: Query,
+  strategy: Schema.optionalKey(Strategy),
+  top_k: Schema.optionalKey(TopK).annotate({ description: "1 to 50, default 10" })
+}).annotate({ identifier: "SourceSearchRequest" })
+
+export const SearchRequest = Schema.Struct({
+  ...SourceSearchRequest.fields,
+  source_ids: Schema.optionalKey(
+    Schema.Array(Schema.String.check(Schema.isMaxLength(100))).check(
+      Schema.isMaxLength(256, { message: "must have at most 256 ids" })
+    )
+  ).annotate({ description: "At most 256; default: every source of the caller. A source you do not own is 404." }),
+  save_exploration: Schema.optionalKey(Schema.Boolean).annotate({
+    description: "Store the query and its results as an exploration record; its id is returned"
+  })
+}).annotate({ identifier: "SearchRequest" })
+
+export const ListContribution = Schema.Struct({
+  list: Schema.String.annotate({ description: "vector or lexical (more lists plug in later)" }),
+  rank: Schema.Int,
+  score: Schema.Number.annotate({ description: "The list's own score: cosine similarity, or BM25" })
+})
+
+export const SearchResult = Schema.Struct({
+  chunk_id: Schema.String,
+  document_id: Schema.String,
+  source_id: Schema.String,
+  document_title: Schema.String,
+  text: Schema.String,
+  score: Schema.Number.annotate({
+    description: "vector: cosine similarity; lexical: BM25; multi: the fused reciprocal-rank score"
+  }),
+  section_path: Schema.Array(Schema.String),
+  char_start: Schema.Int,
+  char_end: Schema.Int,
+  explanation: Schema.NullOr(Schema.Struct({
+    fused_score: Schema.Number,
+    lists: Schema.Array(ListContribution)
+  })).annotate({ description: "multi only: each contributing list's rank and score, and the fused score" }),
+  duplicates: Schema.Array(Schema.String).annotate({
+    description: "Chunks with (nearly) the same text that were collapsed into this result"
+  })
+}).annotate({ identifier: "SearchResult" })
+
+export const SearchResponse = Schema.Struct({
+  query: Schema.String,
+  strategy: Strategy,
+  took_ms: Schema.Number,
+  searched_source_ids: Schema.Array(Schema.String),
+  lists: Schema.Array(Schema.String).annotate({ description: "The ranked lists that produced the results" }),
+  notices: Schema.Array(Schema.String).annotate({
+    description: "What limited this search, e.g. that dense retrieval is unavailable and why"
+  }),
+  exploration_id: Schema.NullOr(Schema.String),
+  results: Schema.Array(SearchResult)
+}).annotate({ identifier: "SearchResponse" })
+export type SearchResponse = typeof SearchResponse.Type

@@ -1,0 +1,236 @@
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { EngramConfig } from "../config.ts"
+import type { SearchResponse, Strategy } from "../domain/Search.ts"
+import type { UserId } from "../domain/User.ts"
+import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } from "../retrieval/fusion.ts"
+import { Embedder } from "./Embedder.ts"
+import { LexicalIndex } from "./LexicalIndex.ts"
+import { type IndexedModel, VectorIndex } from "./VectorIndex.ts"
+
+export type RetrieverError =
+  | { readonly _tag: "SourceNotFound"; readonly sourceId: string }
+  | { readonly _tag: "DenseUnavailable"; readonly reason: string }
+
+export class RetrieverFailure extends Data.TaggedError("RetrieverFailure")<{ readonly reason: RetrieverError }> {}
+
+export interface SearchInput {
+  readonly owner: UserId
+  readonly query: string
+  readonly strategy: Strategy
+  readonly topK: number
+  /** undefined: every source of the owner */
+  readonly sourceIds: ReadonlyArray<string> | undefined
+  readonly saveExploration: boolean
+}
+
+/** How many candidates each list contributes to fusion, per result asked for. */
+const candidatesPer = 5
+const minimumCandidates = 50
+
+const formatVector = (vector: ReadonlyArray<number>) => `[${vector.join(",")}]`
+
+interface ChunkDetail {
+  readonly id: string
+  readonly document_id: string
+  readonly source_id: string
+  readonly document_title: string
+  readonly text: string
+  readonly section_path: ReadonlyArray<string>
+  readonly char_start: number
+  readonly char_end: number
+}
+
+export class Retriever extends Context.Service<Retriever, {
+  readonly search: (input: SearchInput) => Effect.Effect<SearchResponse, RetrieverFailure>
+  /** The dense list can run: a model is loaded and the index holds its vectors; otherwise why not. */
+  readonly denseStatus: Effect.Effect<{ readonly model: Option.Option<IndexedModel>; readonly reason: string | null }>
+}>()("engram/Retriever") {
+  static readonly layer = Layer.effect(
+    Retriever,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const settings = yield* EngramConfig
+      const embedder = yield* Embedder
+      const vectors = yield* VectorIndex
+      const lexical = yield* LexicalIndex
+
+      const denseStatus = Effect.gen(function*() {
+        const state = yield* embedder.state
+        if (state._tag === "Loading") {
+          return { model: Option.none<IndexedModel>(), reason: `the embedding model is loading (${state.detail})` }
+        }
+        if (state._tag === "Unavailable") {
+          return { model: Option.none<IndexedModel>(), reason: `no embedding model: ${state.reason}` }
+        }
+        const active = yield* vectors.active
+        if (Option.isNone(active)) return { model: active, reason: "the vector index is not built yet" }
+        if (active.value.name !== state.model.name) {
+          return {
+            model: Option.none<IndexedModel>(),
+            reason: `the index holds vectors of ${active.value.name}, not of the loaded ${state.model.name} ` +
+              "(run POST /api/v1/system/reindex)"
+          }
+        }
+        return { model: active, reason: null }
+      })
+
+      const resolveSources = Effect.fn("Retriever.resolveSources")(function*(
+        owner: UserId,
+        requested: ReadonlyArray<string> | undefined
+      ) {
+        if (requested === undefined) {
+          const rows = yield* sql<{ id: string }>`SELECT id FROM sources WHERE owner_id = ${owner} ORDER BY created_at, id`
+            .pipe(Effect.orDie)
+          return rows.map((row) => row.id)
+        }
+        const unique = [...new Set(requested)]
+        if (unique.length === 0) return []
+        const owned = yield* sql<{ id: string }>`
+          SELECT id FROM sources WHERE owner_id = ${owner} AND id IN ${sql.in(unique)}`.pipe(Effect.orDie)
+        const ownedIds = new Set(owned.map((row) => row.id))
+        const missing = unique.find((id) => !ownedIds.has(id))
+        if (missing !== undefined) {
+          return yield* Effect.fail(new RetrieverFailure({ reason: { _tag: "SourceNotFound", sourceId: missing } }))
+        }
+        return unique
+      })
+
+      const vectorList = Effect.fn("Retriever.vectorList")(function*(
+        model: IndexedModel,
+        query: string,
+        sourceIds: ReadonlyArray<string>,
+        limit: number
+      ) {
+        const [embedding] = yield* embedder.embed([query], "query").pipe(
+          Effect.mapError((error) =>
+            new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: error.message } })
+          )
+        )
+        const literal = formatVector(embedding!)
+        // pgvector 0.8 iterative scans keep walking the HNSW graph until enough rows pass the source filter.
+        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
+          yield* sql`SET LOCAL hnsw.ef_search = ${sql.literal(String(Math.max(40, limit * 2)))}`
+          return yield* sql<{ id: string; distance: number }>`
+            SELECT id, distance FROM (
+              SELECT c.id, (v.embedding <=> ${literal}::vector)::float8 AS distance
+              FROM ${sql(model.table)} v
+              JOIN chunks c ON c.id = v.chunk_id
+              JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+              WHERE c.source_id IN ${sql.in(sourceIds)}
+              ORDER BY v.embedding <=> ${literal}::vector
+              LIMIT ${limit}
+            ) nearest
+            ORDER BY distance, id`
+        })).pipe(Effect.orDie)
+        return rows.map((row) => ({ id: row.id, score: 1 - row.distance }))
+      })
+
+      const details = (ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed(new Map<string, ChunkDetail>())
+          : sql<ChunkDetail>`
+              SELECT c.id, c.document_id, c.source_id, d.title AS document_title, c.text, c.section_path,
+                c.char_start, c.char_end
+              FROM chunks c
+              JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+              WHERE c.id IN ${sql.in(ids)}`.pipe(
+            Effect.map((rows) => new Map(rows.map((row) => [row.id, row]))),
+            Effect.orDie
+          )
+
+      const search = Effect.fn("Retriever.search")(function*(input: SearchInput) {
+        const started = yield* Clock.currentTimeMillis
+        const sourceIds = yield* resolveSources(input.owner, input.sourceIds)
+        const notices: Array<string> = []
+        const candidates = Math.max(minimumCandidates, input.topK * candidatesPer)
+        const lists: Array<RankedList> = []
+
+        if (sourceIds.length > 0) {
+          if (input.strategy !== "lexical") {
+            const dense = yield* denseStatus
+            if (Option.isSome(dense.model)) {
+              const limit = input.strategy === "vector" ? input.topK : candidates
+              const hits = yield* vectorList(dense.model.value, input.query, sourceIds, limit)
+              lists.push({ name: "vector", weight: settings.fusionWeightVector, hits })
+            } else if (input.strategy === "vector") {
+              return yield* Effect.fail(
+                new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: dense.reason ?? "unavailable" } })
+              )
+            } else {
+              notices.push(`dense retrieval is unavailable, results come from the other lists: ${dense.reason}`)
+            }
+          }
+          if (input.strategy !== "vector") {
+            const hits = yield* lexical.search(
+              input.query,
+              sourceIds,
+              input.strategy === "lexical" ? input.topK : candidates,
+              { k1: settings.bm25K1, b: settings.bm25B }
+            )
+            lists.push({
+              name: "lexical",
+              weight: settings.fusionWeightLexical,
+              hits: hits.map((hit) => ({ id: hit.chunkId, score: hit.score }))
+            })
+          }
+        } else {
+          notices.push("there are no sources to search")
+        }
+
+        const fused: ReadonlyArray<Fused> = input.strategy === "multi"
+          ? fuseRankings(lists, settings.fusionK)
+          : (lists[0]?.hits ?? []).map((hit, i) => ({
+            id: hit.id,
+            score: hit.score,
+            contributions: [{ list: lists[0]!.name, rank: i + 1, score: hit.score }]
+          }))
+        const shortlist = fused.slice(0, candidates)
+        const found = yield* details(shortlist.map((item) => item.id))
+        const ranked = shortlist.flatMap((item) => {
+          const detail = found.get(item.id)
+          return detail === undefined ? [] : [{ ...item, text: detail.text, detail }]
+        })
+        const collapsed = collapseNearDuplicates(ranked).slice(0, input.topK)
+        const results = collapsed.map((item) => ({
+          chunk_id: item.id,
+          document_id: item.detail.document_id,
+          source_id: item.detail.source_id,
+          document_title: item.detail.document_title,
+          text: item.detail.text,
+          score: item.score,
+          section_path: item.detail.section_path,
+          char_start: item.detail.char_start,
+          char_end: item.detail.char_end,
+          explanation: input.strategy === "multi"
+            ? { fused_score: item.score, lists: item.contributions }
+            : null,
+          duplicates: item.duplicates
+        }))
+        const finished = yield* Clock.currentTimeMillis
+        let explorationId: string | null = null
+        if (input.saveExploration) {
+          const [row] = yield* sql<{ id: string }>`
+            INSERT INTO explorations (owner_id, query, strategy, source_ids, results)
+            VALUES (${input.owner}, ${input.query}, ${input.strategy}, ${JSON.stringify(sourceIds)}::jsonb,
+              ${JSON.stringify(results)}::jsonb)
+            RETURNING id`.pipe(Effect.orDie)
+          explorationId = row!.id
+        }
+        return {
+          query: input.query,
+          strategy: input.strategy,
+          took_ms: finished - started,
+          searched_source_ids: sourceIds,
+          lists: lists.map((list) => list.name),
+          notices,
+          exploration_id: explorationId,
+          results
+        } satisfies SearchResponse
+      })
+
+      return Retriever.of({ search, denseStatus })
+    })
+  )
+}

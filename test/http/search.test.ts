@@ -1,0 +1,217 @@
+import { assert, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { engines, freshServer, TestServer } from "../support/server.ts"
+import { login, request, waitUntilReady } from "../support/http.ts"
+import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+
+const corpus = {
+  ducks: "Mallards are dabbling ducks that feed at the water surface in ponds.",
+  volcano: "Basaltic lava flows from shield volcanoes on the islands of Hawaii.",
+  finance: "The central bank raised interest rates again to curb inflation.",
+  bread: "Knead the dough and let it rise before baking the bread."
+}
+
+/** A user with one source holding the corpus, every document ready. */
+const seeded = (name: string) =>
+  Effect.gen(function*() {
+    const { url } = yield* TestServer
+    yield* waitUntilReady(url)
+    const token = yield* login(url, name)
+    const sourceId = yield* createSource(url, token)
+    const ids: Record<string, string> = {}
+    for (const [title, text] of Object.entries(corpus)) {
+      const accepted = yield* ingestText(url, token, sourceId, title, text)
+      yield* waitForDocument(url, token, sourceId, accepted.body.id)
+      ids[title] = accepted.body.id
+    }
+    return { url, token, sourceId, ids }
+  })
+
+const search = (url: string, token: string, json: unknown, path = "/api/v1/search") =>
+  request(url, path, { token, json })
+
+for (const engine of engines) {
+  layer(freshServer(engine))(`search (${engine})`, (it) => {
+    it.effect("each strategy finds the right document on a small known corpus", () =>
+      Effect.gen(function*() {
+        const { url, token, sourceId, ids } = yield* seeded("Searcher")
+        const lexical = yield* search(url, token, { query: "interest rates and inflation", strategy: "lexical" })
+        assert.strictEqual(lexical.status, 200, lexical.text)
+        assert.strictEqual(lexical.body.results[0].document_id, ids.finance)
+        assert.deepStrictEqual(lexical.body.lists, ["lexical"])
+        assert.isNull(lexical.body.results[0].explanation)
+
+        const vector = yield* search(url, token, { query: corpus.bread, strategy: "vector", top_k: 2 })
+        assert.strictEqual(vector.status, 200)
+        assert.strictEqual(vector.body.results.length, 2)
+        assert.strictEqual(vector.body.results[0].document_id, ids.bread)
+        assert.closeTo(vector.body.results[0].score, 1, 1e-4)
+
+        const multi = yield* search(url, token, { query: "dabbling ducks in ponds" })
+        assert.strictEqual(multi.body.strategy, "multi")
+        assert.deepStrictEqual(multi.body.lists, ["vector", "lexical"])
+        assert.deepStrictEqual(multi.body.notices, [])
+        const top = multi.body.results[0]
+        assert.strictEqual(top.document_id, ids.ducks)
+        assert.strictEqual(top.document_title, "ducks")
+        assert.strictEqual(top.source_id, sourceId)
+        assert.strictEqual(top.text, corpus.ducks)
+        assert.deepStrictEqual(top.explanation.lists.map((l: { list: string }) => l.list).sort(), ["lexical", "vector"])
+        const expected = top.explanation.lists.reduce((sum: number, l: { rank: number }) => sum + 1 / (60 + l.rank), 0)
+        assert.closeTo(top.explanation.fused_score, expected, 1e-9)
+        assert.strictEqual(top.score, top.explanation.fused_score)
+        assert.deepStrictEqual(multi.body.searched_source_ids, [sourceId])
+        assert.isAtLeast(multi.body.took_ms, 0)
+        assert.deepStrictEqual([top.char_start, top.char_end], [0, corpus.ducks.length])
+      }))
+
+    it.effect("rarer words weigh more (IDF) and stemming matches word forms", () =>
+      Effect.gen(function*() {
+        const { url, token, ids } = yield* seeded("Stemmer")
+        const stemmed = yield* search(url, token, { query: "volcano", strategy: "lexical" })
+        assert.strictEqual(stemmed.body.results[0].document_id, ids.volcano)
+        const rare = yield* search(url, token, { query: "the basaltic", strategy: "lexical" })
+        assert.strictEqual(rare.body.results[0].document_id, ids.volcano)
+        const nothing = yield* search(url, token, { query: "quantum chromodynamics", strategy: "lexical" })
+        assert.deepStrictEqual(nothing.body.results, [])
+      }))
+
+    it.effect("source-scoped search and source_ids stay within those sources", () =>
+      Effect.gen(function*() {
+        const { url, token, sourceId } = yield* seeded("Scoper")
+        const other = yield* createSource(url, token, "other")
+        const accepted = yield* ingestText(url, token, other, "bank", "The river bank flooded after heavy rain.")
+        yield* waitForDocument(url, token, other, accepted.body.id)
+        const scoped = yield* search(url, token, { query: "bank" }, `/api/v1/sources/${other}/search`)
+        assert.isTrue(scoped.body.results.every((r: { source_id: string }) => r.source_id === other))
+        assert.deepStrictEqual(scoped.body.searched_source_ids, [other])
+        const both = yield* search(url, token, { query: "bank", strategy: "lexical", source_ids: [sourceId, other] })
+        assert.deepStrictEqual(new Set(both.body.results.map((r: { source_id: string }) => r.source_id)), new Set([sourceId, other]))
+        const one = yield* search(url, token, { query: "bank", strategy: "lexical", source_ids: [sourceId] })
+        assert.isTrue(one.body.results.every((r: { source_id: string }) => r.source_id === sourceId))
+      }))
+
+    it.effect("every SearchRequest bound and unknown field is a 422 naming it", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Bounds")
+        const cases: ReadonlyArray<readonly [unknown, string]> = [
+          [{}, "body.query"],
+          [{ query: "" }, "body.query"],
+          [{ query: "   " }, "body.query"],
+          [{ query: "x".repeat(4001) }, "body.query"],
+          [{ query: "x", top_k: 0 }, "body.top_k"],
+          [{ query: "x", top_k: 51 }, "body.top_k"],
+          [{ query: "x", top_k: 2.5 }, "body.top_k"],
+          [{ query: "x", strategy: "fuzzy" }, "body.strategy"],
+          [{ query: "x", source_ids: Array.from({ length: 257 }, (_, i) => `s${i}`) }, "body.source_ids"],
+          [{ query: "x", save_exploration: "yes" }, "body.save_exploration"],
+          [{ query: "x", colour: "red" }, "body.colour"]
+        ]
+        for (const [json, path] of cases) {
+          const reply = yield* search(url, token, json)
+          assert.strictEqual(reply.status, 422, JSON.stringify(json).slice(0, 80))
+          assert.include(reply.body.error.issues.map((i: { path: string }) => i.path), path)
+        }
+        const scoped = yield* search(url, token, { query: "x", source_ids: [] }, "/api/v1/sources/any/search")
+        assert.strictEqual(scoped.status, 422, "the source-scoped endpoint takes no source_ids")
+        const ok = yield* search(url, token, { query: "x".repeat(4000), top_k: 50 })
+        assert.strictEqual(ok.status, 200)
+      }))
+
+    it.effect("another user's source is 404 even by id, and never appears in results", () =>
+      Effect.gen(function*() {
+        const { url, sourceId } = yield* seeded("Private Pat")
+        const intruder = yield* login(url, "Nosy Nel")
+        const byId = yield* search(url, intruder, { query: "ducks", source_ids: [sourceId] })
+        assert.strictEqual(byId.status, 404)
+        assert.strictEqual(byId.body.error.code, "source_not_found")
+        const scoped = yield* search(url, intruder, { query: "ducks" }, `/api/v1/sources/${sourceId}/search`)
+        assert.strictEqual(scoped.status, 404)
+        const everything = yield* search(url, intruder, { query: "ducks" })
+        assert.strictEqual(everything.status, 200)
+        assert.deepStrictEqual(everything.body.results, [])
+        assert.deepStrictEqual(everything.body.searched_source_ids, [])
+        assert.include(everything.body.notices[0], "no sources")
+      }))
+
+    it.effect("deleted documents never appear, and exploration records are saved on request", () =>
+      Effect.gen(function*() {
+        const { url, token, sourceId, ids } = yield* seeded("Forgetter")
+        yield* request(url, `/api/v1/sources/${sourceId}/documents/${ids.ducks}`, { method: "DELETE", token })
+        for (const strategy of ["lexical", "vector", "multi"]) {
+          const reply = yield* search(url, token, { query: corpus.ducks, strategy })
+          assert.notInclude(reply.body.results.map((r: { document_id: string }) => r.document_id), ids.ducks, strategy)
+        }
+        const saved = yield* search(url, token, { query: "bread", save_exploration: true })
+        assert.isString(saved.body.exploration_id)
+        const { sql } = yield* TestServer
+        const rows = yield* sql<{ query: string }>`SELECT query FROM explorations WHERE id = ${saved.body.exploration_id}`
+        assert.strictEqual(rows[0]!.query, "bread")
+        const unsaved = yield* search(url, token, { query: "bread" })
+        assert.isNull(unsaved.body.exploration_id)
+      }))
+
+    it.effect("BM25 statistics always equal a recount of the searchable chunks", () =>
+      Effect.gen(function*() {
+        const { url, token, sourceId, ids } = yield* seeded("Counter")
+        yield* request(url, `/api/v1/sources/${sourceId}/documents/${ids.volcano}`, { method: "DELETE", token })
+        const again = yield* request(url, `/api/v1/sources/${sourceId}/documents/${ids.bread}/reprocess`, {
+          method: "POST",
+          token
+        })
+        yield* waitForDocument(url, token, sourceId, ids.bread, (d) => d.status === "ready" && d.job_id === again.body.job_id)
+        const { sql } = yield* TestServer
+        const drift = yield* sql<{ n: number }>`
+          WITH truth AS (
+            SELECT c.source_id, u.lexeme AS term, count(*)::int AS df
+            FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+            CROSS JOIN LATERAL unnest(c.lexemes) u
+            WHERE c.source_id = ${sourceId}
+            GROUP BY c.source_id, u.lexeme
+          )
+          SELECT count(*)::int AS n FROM truth FULL JOIN (
+            SELECT * FROM lexical_terms WHERE source_id = ${sourceId} AND df > 0
+          ) kept USING (source_id, term)
+          WHERE truth.df IS DISTINCT FROM kept.df`
+        assert.strictEqual(drift[0]!.n, 0, "document frequencies match")
+        const [stats] = yield* sql<{ chunk_count: number; total_length: number }>`
+          SELECT chunk_count::int, total_length::int FROM lexical_stats WHERE source_id = ${sourceId}`
+        const [truth] = yield* sql<{ chunk_count: number; total_length: number }>`
+          SELECT count(*)::int AS chunk_count, coalesce(sum(c.lexeme_count), 0)::int AS total_length
+          FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+          WHERE c.source_id = ${sourceId}`
+        assert.deepStrictEqual(stats, truth)
+        assert.strictEqual(truth!.chunk_count, 3)
+      }))
+  })
+
+  layer(freshServer(engine, { embedModelDir: Option.some("/nonexistent/model") }))(
+    `search without a model (${engine})`,
+    (it) => {
+      it.effect("vector is 503 with the reason; multi answers from BM25 and says so", () =>
+        Effect.gen(function*() {
+          const { url } = yield* TestServer
+          const token = yield* login(url, "NoModel")
+          const sourceId = yield* createSource(url, token)
+          const accepted = yield* ingestText(url, token, sourceId, "ducks", corpus.ducks)
+          yield* waitForDocument(url, token, sourceId, accepted.body.id)
+          let vector = yield* search(url, token, { query: "ducks", strategy: "vector" })
+          for (let i = 0; i < 100 && vector.status === 503 && /loading/.test(vector.body.error.message); i++) {
+            yield* Effect.sleep("100 millis")
+            vector = yield* search(url, token, { query: "ducks", strategy: "vector" })
+          }
+          assert.strictEqual(vector.status, 503)
+          assert.strictEqual(vector.body.error.code, "dense_unavailable")
+          assert.match(vector.body.error.message, /no embedding model/)
+          const multi = yield* search(url, token, { query: "ducks" })
+          assert.strictEqual(multi.status, 200)
+          assert.deepStrictEqual(multi.body.lists, ["lexical"])
+          assert.match(multi.body.notices[0], /dense retrieval is unavailable/)
+          assert.strictEqual(multi.body.results[0].document_id, accepted.body.id)
+          const capabilities = yield* request(url, "/api/v1/system/capabilities")
+          assert.deepStrictEqual(capabilities.body.strategies, ["lexical", "multi"])
+        }))
+    }
+  )
+}
