@@ -132,10 +132,14 @@ export class Embedder extends Context.Service<Embedder, {
       const done = yield* Deferred.make<Option.Option<Backend>>()
       const oneAtATime = yield* Semaphore.make(1)
 
-      const load = Option.match(settings.embedBaseUrl, {
-        onSome: (baseUrl) => openAiBackend(settings, baseUrl),
-        onNone: () => onnxBackend(settings, progress)
-      })
+      const disabled = settings.embedModel === "none" && Option.isNone(settings.embedModelDir) &&
+        Option.isNone(settings.embedBaseUrl)
+      const load: Effect.Effect<Backend, string> = disabled
+        ? Effect.fail("dense retrieval is disabled (ENGRAM_EMBED_MODEL=none)")
+        : Option.match(settings.embedBaseUrl, {
+          onSome: (baseUrl) => openAiBackend(settings, baseUrl),
+          onNone: () => onnxBackend(settings, progress)
+        })
       yield* load.pipe(
         Effect.tap((backend) =>
           Ref.set(state, { _tag: "Ready", model: backend.model }).pipe(

@@ -25,8 +25,10 @@ export interface SearchInput {
 }
 
 /** How many candidates each list contributes to fusion, per result asked for. */
-const candidatesPer = 5
+const candidatesPer = 3
 const minimumCandidates = 50
+/** Fused results looked at (loaded, de-duplicated) per result asked for. */
+const shortlistPer = 2
 
 const formatVector = (vector: ReadonlyArray<number>) => `[${vector.join(",")}]`
 
@@ -186,7 +188,7 @@ export class Retriever extends Context.Service<Retriever, {
             score: hit.score,
             contributions: [{ list: lists[0]!.name, rank: i + 1, score: hit.score }]
           }))
-        const shortlist = fused.slice(0, candidates)
+        const shortlist = fused.slice(0, input.topK * shortlistPer)
         const found = yield* details(shortlist.map((item) => item.id))
         const ranked = shortlist.flatMap((item) => {
           const detail = found.get(item.id)
