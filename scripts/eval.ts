@@ -81,6 +81,27 @@ const program = Effect.gen(function*() {
       `dense: ${dense.reason === null ? "on" : `off (${dense.reason})`}`
   )
 
+  /** HNSW (as search runs it) against an exact scan of the same vectors: the index's recall@10. */
+  const indexRecall = Effect.gen(function*() {
+    if (Option.isNone(dense.model)) return null
+    const { sql } = instance
+    const table = dense.model.value.table
+    const recalls: Array<number> = []
+    for (const queryId of evaluated) {
+      const response = yield* retriever.search({
+        owner, query: queries.get(queryId)!, strategy: "vector", topK: 10, sourceIds: [source.id], saveExploration: false
+      }).pipe(Effect.orDie)
+      const [vector] = yield* instance.embed(queries.get(queryId)!)
+      const exact = yield* sql<{ id: string }>`
+        SELECT v.chunk_id AS id FROM ${sql(table)} v
+        ORDER BY (v.embedding <=> ${`[${vector!.join(",")}]`}::vector) + 0
+        LIMIT 10`.pipe(Effect.orDie)
+      const truth = new Set(exact.map((row) => row.id))
+      recalls.push(response.results.filter((r) => truth.has(r.chunk_id)).length / Math.max(truth.size, 1))
+    }
+    return mean(recalls)
+  })
+
   const strategies = (argument("strategies")?.split(",") as Array<Strategy> | undefined) ??
     (dense.reason === null ? ["lexical", "vector", "multi"] : ["lexical", "multi"])
   const report: Record<string, unknown> = {}
@@ -129,6 +150,7 @@ const program = Effect.gen(function*() {
     bm25: { k1: instance.settings.bm25K1, b: instance.settings.bm25B },
     fusion: { k: instance.settings.fusionK, vector: instance.settings.fusionWeightVector, lexical: instance.settings.fusionWeightLexical },
     rerank: "not available (no reranker model)",
+    hnsw_recall_at_10_vs_exact: yield* indexRecall,
     ingest_seconds: ingestSeconds,
     machine: machine(),
     date: new Date().toISOString(),

@@ -1,12 +1,14 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Logger, Option, Redacted, References, Scope } from "effect"
 import { HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings, settingsConfig } from "../../src/config.ts"
 import { AppServices, ServerLive } from "../../src/server.ts"
+import { Embedder } from "../../src/services/Embedder.ts"
 import { Retriever } from "../../src/services/Retriever.ts"
 
 /** Reads a `--name value` or `--flag` argument. */
@@ -20,6 +22,9 @@ export const argument = (name: string): string | undefined => {
 export interface Instance {
   readonly url: string
   readonly retriever: Retriever["Service"]
+  readonly sql: SqlClient.SqlClient
+  /** The query embedding search uses. */
+  readonly embed: (query: string) => Effect.Effect<ReadonlyArray<ReadonlyArray<number>>>
   readonly settings: EngramSettings
 }
 
@@ -44,7 +49,13 @@ export const startInstance = (overrides: Partial<EngramSettings>) =>
     const context = yield* Layer.build(layer)
     const address = Context.get(context, HttpServer.HttpServer).address
     const port = address._tag === "UnixPathAddress" ? 0 : address.port
-    return { url: `http://127.0.0.1:${port}`, retriever: Context.get(context, Retriever), settings } satisfies Instance
+    return {
+      url: `http://127.0.0.1:${port}`,
+      retriever: Context.get(context, Retriever),
+      sql: Context.get(context, SqlClient.SqlClient),
+      embed: (query: string) => Context.get(context, Embedder).embed([query], "query").pipe(Effect.orDie),
+      settings
+    } satisfies Instance
   })
 
 export const withDatabase = (url: string | undefined) =>

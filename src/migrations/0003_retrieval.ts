@@ -5,6 +5,14 @@ export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE chunks ADD COLUMN lexeme_count integer NOT NULL DEFAULT 0`
   yield* sql`
+    CREATE TABLE chunk_terms (
+      term text NOT NULL,
+      chunk_id text NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+      tf integer NOT NULL,
+      PRIMARY KEY (term, chunk_id)
+    )`
+  yield* sql`CREATE INDEX chunk_terms_chunk ON chunk_terms (chunk_id)`
+  yield* sql`
     CREATE TABLE lexical_stats (
       source_id text PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
       chunk_count bigint NOT NULL,

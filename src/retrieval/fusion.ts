@@ -40,22 +40,25 @@ export const fuseRankings = (lists: ReadonlyArray<RankedList>, k = 60): Array<Fu
     .map(([id, entry]) => ({ id, score: entry.score, contributions: entry.contributions }))
 }
 
-const shingles = (text: string, size = 3): Set<string> => {
+const shingles = (text: string): Set<string> => {
   const words = text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? []
   const set = new Set<string>()
-  if (words.length < size) {
+  if (words.length < 3) {
     if (words.length > 0) set.add(words.join(" "))
     return set
   }
-  for (let i = 0; i + size <= words.length; i++) set.add(words.slice(i, i + size).join(" "))
+  for (let i = 0; i + 3 <= words.length; i++) set.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`)
   return set
 }
 
-const jaccard = (a: Set<string>, b: Set<string>) => {
-  if (a.size === 0 && b.size === 0) return 1
+/** Jaccard similarity, or 0 early when the sizes alone rule out reaching `threshold`. */
+const jaccardAtLeast = (a: Set<string>, b: Set<string>, threshold: number) => {
+  if (a.size === 0 && b.size === 0) return true
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a]
+  if (small.size < threshold * large.size) return false
   let shared = 0
-  for (const item of a) if (b.has(item)) shared++
-  return shared / (a.size + b.size - shared)
+  for (const item of small) if (large.has(item)) shared++
+  return shared / (a.size + b.size - shared) >= threshold
 }
 
 /**
@@ -70,7 +73,7 @@ export const collapseNearDuplicates = <T extends { readonly id: string; readonly
   const kept: Array<{ item: T; shingles: Set<string>; duplicates: Array<string> }> = []
   for (const item of items) {
     const own = shingles(item.text)
-    const twin = kept.find((k) => jaccard(k.shingles, own) >= threshold)
+    const twin = kept.find((k) => jaccardAtLeast(k.shingles, own, threshold))
     if (twin !== undefined) twin.duplicates.push(item.id)
     else kept.push({ item, shingles: own, duplicates: [] })
   }

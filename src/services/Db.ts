@@ -193,7 +193,17 @@ export class Db extends Context.Service<Db, {
             : Effect.fail(new DbNotReady({ message: "database is not migrated to the version this release needs" }))
         )
       )
-      return Db.of({ engine: Option.isSome(config.databaseUrl) ? "postgres" : "pglite", check })
+      const engine = Option.isSome(config.databaseUrl) ? "postgres" as const : "pglite" as const
+      if (engine === "pglite") {
+        // PGlite has no autovacuum: refresh the planner's statistics as the data grows.
+        yield* sql`ANALYZE`.pipe(
+          Effect.ignore,
+          Effect.andThen(Effect.sleep("1 minute")),
+          Effect.forever,
+          Effect.forkScoped
+        )
+      }
+      return Db.of({ engine, check })
     })
   ).pipe(Layer.provideMerge(migrate), Layer.provideMerge(clientLayer))
 }

@@ -12,8 +12,9 @@ export interface LexicalHit {
 }
 
 /**
- * BM25 over Postgres full-text lexemes (English stemming and stop words). Document frequencies and lengths are
- * kept per source in lexical_terms / lexical_stats and changed in the same transaction as a document enters
+ * BM25 over Postgres full-text lexemes (English stemming and stop words). Each chunk's lexemes are an inverted
+ * index (chunk_terms: term → chunk, term frequency), written with the chunk. Document frequencies and lengths
+ * are kept per source in lexical_terms / lexical_stats and changed in the same transaction as a document enters
  * or leaves the searchable set, so scores are exact BM25 over what search can return, on either engine.
  */
 export class LexicalIndex extends Context.Service<LexicalIndex, {
@@ -39,13 +40,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
         yield* sql`
           INSERT INTO lexical_terms (source_id, term, df)
-          SELECT c.source_id, u.lexeme, ${sign} * count(*)
+          SELECT c.source_id, t.term, ${sign} * count(*)
           FROM chunks c
           JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
-          CROSS JOIN LATERAL unnest(c.lexemes) AS u
+          JOIN chunk_terms t ON t.chunk_id = c.id
           WHERE c.document_id = ${documentId}
-          GROUP BY c.source_id, u.lexeme
-          ORDER BY u.lexeme
+          GROUP BY c.source_id, t.term
+          ORDER BY t.term
           ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
         yield* sql`
           INSERT INTO lexical_stats (source_id, chunk_count, total_length)
@@ -65,8 +66,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
 
       const measure = Effect.fn("LexicalIndex.measure")(function*(documentId: string, version: number) {
         yield* sql`
-          UPDATE chunks SET lexeme_count = coalesce(
-            (SELECT sum(coalesce(array_length(u.positions, 1), 1)) FROM unnest(chunks.lexemes) AS u), 0)
+          INSERT INTO chunk_terms (term, chunk_id, tf)
+          SELECT u.lexeme, c.id, coalesce(array_length(u.positions, 1), 1)
+          FROM chunks c CROSS JOIN LATERAL unnest(c.lexemes) AS u
+          WHERE c.document_id = ${documentId} AND c.version = ${version}
+          ON CONFLICT (term, chunk_id) DO UPDATE SET tf = EXCLUDED.tf`
+        yield* sql`
+          UPDATE chunks SET lexeme_count = coalesce((SELECT sum(tf) FROM chunk_terms t WHERE t.chunk_id = chunks.id), 0)
           WHERE document_id = ${documentId} AND version = ${version}`
       }, Effect.orDie)
 
@@ -77,43 +83,40 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         { k1, b }: Bm25Parameters
       ) {
         if (sourceIds.length === 0) return []
-        const rows = yield* sql<{ id: string; score: number }>`
+        // Step 1: the query's terms with their IDF over the searched sources (a handful of rows).
+        const weighted = yield* sql<{ term: string; idf: number; n: number; avgdl: number }>`
           WITH terms AS (
             SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
           ),
           stats AS (
             SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
             FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
-          ),
-          idf AS (
-            SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5)) AS idf
-            FROM terms t
-            JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
-            CROSS JOIN stats
-            GROUP BY t.term, stats.n
-            HAVING sum(l.df) > 0
-          ),
-          matcher AS (
-            SELECT to_tsquery('simple', string_agg(quote_literal(term), ' | ')) AS q FROM idf
-          ),
-          candidates AS (
-            SELECT c.id, c.lexemes, c.lexeme_count
-            FROM chunks c
-            JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
-            CROSS JOIN matcher
-            WHERE c.source_id IN ${sql.in(sourceIds)} AND c.lexemes @@ matcher.q
           )
-          SELECT c.id,
-            sum(idf.idf * (tf.n * (${k1} + 1)) /
-              (tf.n + ${k1} * (1 - ${b} + ${b} * c.lexeme_count / greatest(stats.total / greatest(stats.n, 1), 1)))
-            )::float8 AS score
-          FROM candidates c
+          SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf, stats.n,
+            greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
+          FROM terms t
+          JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
           CROSS JOIN stats
-          CROSS JOIN LATERAL unnest(c.lexemes) AS u
-          JOIN idf ON idf.term = u.lexeme
-          CROSS JOIN LATERAL (SELECT coalesce(array_length(u.positions, 1), 1)::float8 AS n) AS tf
-          GROUP BY c.id
-          ORDER BY score DESC, c.id
+          GROUP BY t.term, stats.n, stats.total
+          HAVING sum(l.df) > 0`.pipe(Effect.orDie)
+        if (weighted.length === 0) return []
+        const terms = weighted.map((w) => w.term)
+        const idfs = weighted.map((w) => w.idf)
+        const avgdl = weighted[0]!.avgdl
+        // Step 2: the postings of those terms, scored with BM25, restricted to searchable chunks.
+        const rows = yield* sql<{ id: string; score: number }>`
+          SELECT p.chunk_id AS id,
+            sum(
+              (${idfs}::float8[])[array_position(${terms}::text[], p.term)]
+              * (p.tf * (${k1} + 1))
+              / (p.tf + ${k1} * (1 - ${b} + ${b} * c.lexeme_count / ${avgdl}::float8))
+            )::float8 AS score
+          FROM chunk_terms p
+          JOIN chunks c ON c.id = p.chunk_id
+          JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+          WHERE p.term = ANY(${terms}::text[]) AND c.source_id IN ${sql.in(sourceIds)}
+          GROUP BY p.chunk_id
+          ORDER BY score DESC, p.chunk_id
           LIMIT ${limit}`.pipe(Effect.orDie)
         return rows.map((row) => ({ chunkId: row.id, score: row.score }))
       })
