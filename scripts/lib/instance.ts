@@ -26,6 +26,8 @@ export interface Instance {
   /** The query embedding search uses. */
   readonly embed: (query: string) => Effect.Effect<ReadonlyArray<ReadonlyArray<number>>>
   readonly settings: EngramSettings
+  /** Every service of the running instance, for benchmarks that time one part alone. */
+  readonly context: Context.Context<any>
 }
 
 /**
@@ -54,7 +56,8 @@ export const startInstance = (overrides: Partial<EngramSettings>) =>
       retriever: Context.get(context, Retriever),
       sql: Context.get(context, SqlClient.SqlClient),
       embed: (query: string) => Context.get(context, Embedder).embed([query], "query").pipe(Effect.orDie),
-      settings
+      settings,
+      context
     } satisfies Instance
   })
 

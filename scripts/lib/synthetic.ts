@@ -32,3 +32,9 @@ export const syntheticDocument = (index: number, sections: number) => {
   }
   return parts.join("\n\n")
 }
+
+/** A short query over the same vocabulary. */
+export const syntheticQuery = (index: number) => {
+  const next = random(1_000_003 + index)
+  return Array.from({ length: 4 }, () => word(next)).join(" ")
+}

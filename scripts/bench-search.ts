@@ -1,0 +1,109 @@
+/**
+ * Search benchmark over a synthetic corpus (default 100,000 chunks) ingested through the pipeline:
+ * p50/p95 of POST /api/v1/search (strategy multi, top_k 10) at concurrency 1 and 8, against the bare work the
+ * same request needs — the query embedding plus the SQL of the vector and BM25 lists — timed alone in the
+ * same run. Embedded PGlite by default; PostgreSQL with DATABASE_URL.
+ *   npm run bench:search -- [--chunks 100000] [--queries 200] [--model-dir DIR]
+ */
+import { Context, Effect, Option } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { LexicalIndex } from "../src/services/LexicalIndex.ts"
+import { Retriever } from "../src/services/Retriever.ts"
+import { argument, call, machine, percentile, pool, startInstance, waitForSource } from "./lib/instance.ts"
+import { syntheticDocument, syntheticQuery } from "./lib/synthetic.ts"
+
+const root = Path.resolve(import.meta.dirname, "..")
+const targetChunks = Number(argument("chunks") ?? 100_000)
+const queryCount = Number(argument("queries") ?? 200)
+const modelDir = Path.resolve(argument("model-dir") ?? Path.join(root, "../shared/models/_fixtures/tiny-random-bert"))
+const chunksPerDocument = 200
+
+const timed = async <A>(work: () => Promise<A>) => {
+  const started = performance.now()
+  await work()
+  return performance.now() - started
+}
+
+const program = Effect.gen(function*() {
+  const instance = yield* startInstance({ embedModelDir: Option.some(modelDir), embedModel: "local" })
+  const { url, sql } = instance
+  const session = yield* Effect.promise(() => call(url, "/api/v1/auth/login", { json: { name: "bench" } }))
+  const token: string = session.access_token
+  const source = yield* Effect.promise(() =>
+    call(url, "/api/v1/sources", { token, json: { name: "bench", connector_kind: "file_upload", config: {} } })
+  )
+  const documents = Math.ceil(targetChunks / chunksPerDocument)
+  const ingestStarted = performance.now()
+  yield* Effect.promise(() =>
+    pool(Array.from({ length: documents }, (_, i) => i), 4, async (i) => {
+      await call(url, `/api/v1/sources/${source.id}/documents/ingest`, {
+        token,
+        json: { title: `doc-${i}`, text: syntheticDocument(i, chunksPerDocument) }
+      })
+    })
+  )
+  const corpus = yield* Effect.promise(() => waitForSource(url, token, source.id, documents))
+  console.log(`corpus: ${corpus.chunk_count} chunks in ${((performance.now() - ingestStarted) / 1000).toFixed(0)} s`)
+  yield* sql`ANALYZE`.pipe(Effect.orDie)
+
+  const queries = Array.from({ length: queryCount }, (_, i) => syntheticQuery(i))
+  const retriever = Context.get(instance.context, Retriever)
+  const lexical = Context.get(instance.context, LexicalIndex)
+  const dense = yield* retriever.denseStatus
+  if (Option.isNone(dense.model)) return yield* Effect.die(new Error(`dense retrieval is off: ${dense.reason}`))
+  const table = dense.model.value.table
+
+  /** The bare work of one multi search: embed the query, run the vector SQL and the BM25 SQL. */
+  const bare = (query: string) =>
+    Effect.gen(function*() {
+      const started = performance.now()
+      const [vector] = yield* instance.embed(query)
+      yield* sql`SELECT c.id FROM ${sql(table)} v JOIN chunks c ON c.id = v.chunk_id
+        JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+        WHERE c.source_id = ${source.id}
+        ORDER BY v.embedding <=> ${`[${vector!.join(",")}]`}::vector LIMIT 50`.pipe(Effect.orDie)
+      yield* lexical.search(query, [source.id], 50, { k1: 1.2, b: 0.75 })
+      return performance.now() - started
+    })
+
+  for (const query of queries.slice(0, 20)) yield* bare(query)
+  const bareTimes: Array<number> = []
+  for (const query of queries) bareTimes.push(yield* bare(query))
+
+  const endToEnd = (concurrency: number) =>
+    Effect.promise(async () => {
+      const times: Array<number> = []
+      const started = performance.now()
+      await pool(queries, concurrency, async (query) => {
+        times.push(await timed(() => call(url, "/api/v1/search", { token, json: { query, strategy: "multi", top_k: 10 } })))
+      })
+      return { times, qps: queries.length / ((performance.now() - started) / 1000) }
+    })
+  const c1 = yield* endToEnd(1)
+  const c8 = yield* endToEnd(8)
+  const result = {
+    engine: Option.isSome(instance.settings.databaseUrl) ? "postgres" : "pglite",
+    chunks: corpus.chunk_count,
+    queries: queries.length,
+    model: Path.basename(modelDir),
+    bare_ms: { p50: percentile(bareTimes, 50), p95: percentile(bareTimes, 95) },
+    concurrency_1: { p50: percentile(c1.times, 50), p95: percentile(c1.times, 95), qps: c1.qps },
+    concurrency_8: { p50: percentile(c8.times, 50), p95: percentile(c8.times, 95), qps: c8.qps },
+    overhead_p50: percentile(c1.times, 50) / percentile(bareTimes, 50) - 1,
+    machine: machine(),
+    date: new Date().toISOString()
+  }
+  console.log(`bare (embedding + vector SQL + BM25 SQL): p50 ${result.bare_ms.p50.toFixed(1)} ms, p95 ${result.bare_ms.p95.toFixed(1)} ms`)
+  console.log(`POST /search multi, concurrency 1: p50 ${result.concurrency_1.p50.toFixed(1)} ms, p95 ${result.concurrency_1.p95.toFixed(1)} ms, ${result.concurrency_1.qps.toFixed(1)} q/s`)
+  console.log(`POST /search multi, concurrency 8: p50 ${result.concurrency_8.p50.toFixed(1)} ms, p95 ${result.concurrency_8.p95.toFixed(1)} ms, ${result.concurrency_8.qps.toFixed(1)} q/s`)
+  console.log(`overhead over the bare work at concurrency 1 (p50): ${(result.overhead_p50 * 100).toFixed(0)}%`)
+  const outDir = Path.join(root, "bench/results")
+  Fs.mkdirSync(outDir, { recursive: true })
+  Fs.writeFileSync(Path.join(outDir, `search-${result.engine}.json`), JSON.stringify(result, null, 2) + "\n")
+})
+
+Effect.runPromise(Effect.scoped(program)).then(() => process.exit(0), (error) => {
+  console.error(error)
+  process.exit(1)
+})
