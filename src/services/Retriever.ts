@@ -113,7 +113,7 @@ export class Retriever extends Context.Service<Retriever, {
         // pgvector 0.8 iterative scans keep walking the HNSW graph until enough rows pass the source filter.
         const rows = yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
-          yield* sql`SET LOCAL hnsw.ef_search = ${sql.literal(String(Math.max(40, limit * 2)))}`
+          yield* sql`SET LOCAL hnsw.ef_search = ${sql.literal(String(Math.min(1000, Math.max(100, limit * 4))))}`
           return yield* sql<{ id: string; distance: number }>`
             SELECT id, distance FROM (
               SELECT c.id, (v.embedding <=> ${literal}::vector)::float8 AS distance

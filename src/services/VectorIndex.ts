@@ -86,7 +86,9 @@ export class VectorIndex extends Context.Service<VectorIndex, {
               chunk_id text PRIMARY KEY REFERENCES chunks (id) ON DELETE CASCADE,
               embedding vector(${model.dimension}) NOT NULL
             )`)
-          yield* sql.unsafe(`CREATE INDEX ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`)
+          yield* sql.unsafe(
+            `CREATE INDEX ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 128)`
+          )
           const hasActive = (yield* active).pipe(Option.isSome)
           const status = hasActive ? "building" : "active"
           yield* sql`
