@@ -73,11 +73,9 @@ export default Effect.gen(function*() {
       char_end integer NOT NULL,
       speaker text,
       spoken_at timestamptz,
-      lexemes tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
       UNIQUE (document_id, version, ordinal)
     )`
   yield* sql`CREATE INDEX chunks_source ON chunks (source_id)`
-  yield* sql`CREATE INDEX chunks_lexemes ON chunks USING gin (lexemes)`
 
   yield* sql`
     CREATE TABLE embedding_models (

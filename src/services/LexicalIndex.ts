@@ -65,15 +65,21 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       }, Effect.orDie)
 
       const measure = Effect.fn("LexicalIndex.measure")(function*(documentId: string, version: number) {
+        // The version's chunks were just (re)written, so their postings are new rows.
         yield* sql`
           INSERT INTO chunk_terms (term, chunk_id, tf)
           SELECT u.lexeme, c.id, coalesce(array_length(u.positions, 1), 1)
-          FROM chunks c CROSS JOIN LATERAL unnest(c.lexemes) AS u
-          WHERE c.document_id = ${documentId} AND c.version = ${version}
-          ON CONFLICT (term, chunk_id) DO UPDATE SET tf = EXCLUDED.tf`
+          FROM chunks c CROSS JOIN LATERAL unnest(to_tsvector('english', c.text)) AS u
+          WHERE c.document_id = ${documentId} AND c.version = ${version}`
         yield* sql`
-          UPDATE chunks SET lexeme_count = coalesce((SELECT sum(tf) FROM chunk_terms t WHERE t.chunk_id = chunks.id), 0)
-          WHERE document_id = ${documentId} AND version = ${version}`
+          UPDATE chunks SET lexeme_count = lengths.total
+          FROM (
+            SELECT t.chunk_id, sum(t.tf)::int AS total
+            FROM chunk_terms t JOIN chunks c ON c.id = t.chunk_id
+            WHERE c.document_id = ${documentId} AND c.version = ${version}
+            GROUP BY t.chunk_id
+          ) lengths
+          WHERE chunks.id = lengths.chunk_id`
       }, Effect.orDie)
 
       const search = Effect.fn("LexicalIndex.search")(function*(

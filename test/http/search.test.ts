@@ -166,7 +166,7 @@ for (const engine of engines) {
           WITH truth AS (
             SELECT c.source_id, u.lexeme AS term, count(*)::int AS df
             FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
-            CROSS JOIN LATERAL unnest(c.lexemes) u
+            CROSS JOIN LATERAL unnest(to_tsvector('english', c.text)) u
             WHERE c.source_id = ${sourceId}
             GROUP BY c.source_id, u.lexeme
           )
