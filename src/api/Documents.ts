@@ -52,8 +52,8 @@ export const DeletedDocument = Schema.Struct({
 
 const states = "States: queued → processing (stages parse, chunk, embed, index) → ready | failed. " +
   "pause: queued/processing → paused (a running stage finishes first); resume: paused → queued, continuing " +
-  "after the last finished stage; reprocess: ready/failed → queued, building a new version while the previous " +
-  "one stays searchable, swapped atomically. Any other transition is 409 action_not_allowed."
+  "after the last finished stage; reprocess: ready/failed → queued, building a new version that replaces the " +
+  "previous one atomically. Search returns only ready documents. Any other transition is 409 action_not_allowed."
 
 const documentAction = <const Name extends string>(name: Name, summary: string) =>
   HttpApiEndpoint.post(name, `/:document_id/${name}`, {
