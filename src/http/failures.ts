@@ -1,6 +1,5 @@
 import { Effect } from "effect"
-import { BadRequest, Conflict, httpError, NotFound, ValidationFailed } from "../api/Errors.ts"
-import { UnsupportedMediaType } from "../api/Errors.ts"
+import { BadRequest, Conflict, httpError, NotFound, UnsupportedMediaType, ValidationFailed } from "../api/Errors.ts"
 import type { DocumentsFailure } from "../services/Documents.ts"
 import type { SourcesFailure } from "../services/Sources.ts"
 
