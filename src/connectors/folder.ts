@@ -14,6 +14,18 @@ export const insideRoots = async (path: string, roots: ReadonlyArray<string>) =>
   return false
 }
 
+/** Why `directory` cannot be a folder source's root, or undefined when it can: it must exist and lie inside the roots. */
+export const folderProblem = async (directory: string, roots: ReadonlyArray<string>): Promise<string | undefined> => {
+  try {
+    if (!(await Fs.stat(directory)).isDirectory()) return "is not a directory"
+    return (await insideRoots(directory, roots))
+      ? undefined
+      : "is outside the directories the operator allows (ENGRAM_FOLDER_ROOTS)"
+  } catch {
+    return "does not exist or cannot be read"
+  }
+}
+
 /**
  * Every supported file under `directory` (recursively unless told not to), keyed by its path relative to it.
  * Files whose real path leaves the allowed roots (symlinks), unsupported types and oversized files are skipped
@@ -27,9 +39,8 @@ export const scanFolder = (options: {
 }) =>
   Effect.tryPromise({
     try: async (): Promise<Harvest> => {
-      if (!(await insideRoots(options.directory, options.roots))) {
-        throw new Error("the folder is outside the directories the operator allows (ENGRAM_FOLDER_ROOTS)")
-      }
+      const problem = await folderProblem(options.directory, options.roots)
+      if (problem !== undefined) throw new Error(`the folder ${problem}`)
       const items: Array<ConnectorItem> = []
       const skipped: Array<SkippedItem> = []
       const visit = async (directory: string) => {

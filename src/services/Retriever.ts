@@ -6,7 +6,7 @@ import type { UserId } from "../domain/User.ts"
 import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } from "../retrieval/fusion.ts"
 import { Embedder } from "./Embedder.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
-import { type IndexedModel, VectorIndex } from "./VectorIndex.ts"
+import { type IndexedModel, vectorLiteral, VectorIndex } from "./VectorIndex.ts"
 
 export type RetrieverError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId: string }
@@ -29,8 +29,6 @@ const candidatesPer = 3
 const minimumCandidates = 50
 /** Fused results looked at (loaded, de-duplicated) per result asked for. */
 const shortlistPer = 2
-
-const formatVector = (vector: ReadonlyArray<number>) => `[${vector.join(",")}]`
 
 interface ChunkDetail {
   readonly id: string
@@ -109,7 +107,7 @@ export class Retriever extends Context.Service<Retriever, {
             new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: error.message } })
           )
         )
-        const literal = formatVector(embedding!)
+        const literal = vectorLiteral(embedding!)
         // pgvector 0.8 iterative scans keep walking the HNSW graph until enough rows pass the source filter.
         const rows = yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`

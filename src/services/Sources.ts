@@ -1,8 +1,8 @@
 import { Context, Data, Effect, Layer, Option, Schema, SchemaIssue } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { EngramConfig } from "../config.ts"
+import { folderProblem } from "../connectors/folder.ts"
 import { decodeCursor, encodeCursor, type PageRequest } from "../domain/Page.ts"
 import { type ConnectorKind, connectorConfigs, SourceId, SourceOut } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
@@ -135,21 +135,6 @@ export class Sources extends Context.Service<Sources, {
         }
       ]
 
-      const insideRoots = (path: string) => {
-        let real: string
-        try {
-          real = Fs.realpathSync(path)
-          if (!Fs.statSync(real).isDirectory()) return "is not a directory"
-        } catch {
-          return "does not exist or cannot be read"
-        }
-        const allowed = roots.some((root) => {
-          const realRoot = Fs.existsSync(root) ? Fs.realpathSync(root) : root
-          return real === realRoot || real.startsWith(realRoot + Path.sep)
-        })
-        return allowed ? undefined : "is outside the directories the operator allows (ENGRAM_FOLDER_ROOTS)"
-      }
-
       const validateConfig = Effect.fn("Sources.validateConfig")(function*(kind: ConnectorKind, config: unknown) {
         const decoded = yield* Schema.decodeUnknownEffect(connectorConfigs[kind])(config, {
           onExcessProperty: "error",
@@ -171,7 +156,7 @@ export class Sources extends Context.Service<Sources, {
             ? "folder sources are disabled: the operator has not set ENGRAM_FOLDER_ROOTS"
             : !Path.isAbsolute(path)
             ? "must be an absolute path"
-            : insideRoots(path)
+            : yield* Effect.promise(() => folderProblem(path, roots))
           if (problem !== undefined) {
             return yield* fail({ _tag: "InvalidConfig", issues: [{ path: "body.config.path", message: problem }] })
           }

@@ -32,7 +32,8 @@ const toModel = (row: typeof ModelRow.Type): IndexedModel => ({
 const modelId = (model: EmbeddingModel) =>
   createHash("sha256").update(`${model.name}|${model.dimension}`).digest("hex").slice(0, 16)
 
-const formatVector = (vector: ReadonlyArray<number>) => `[${vector.join(",")}]`
+/** A vector as pgvector's text literal, for a `::vector` cast. */
+export const vectorLiteral = (vector: ReadonlyArray<number>) => `[${vector.join(",")}]`
 
 /**
  * Vectors live in one table per embedding model (`chunk_vectors_<id>`, vector(dimension), HNSW cosine), so
@@ -104,7 +105,7 @@ export class VectorIndex extends Context.Service<VectorIndex, {
         vectors: ReadonlyArray<{ readonly chunkId: string; readonly vector: ReadonlyArray<number> }>
       ) {
         if (vectors.length === 0) return
-        const values = vectors.map(({ chunkId, vector }) => sql`(${chunkId}, ${formatVector(vector)}::vector)`)
+        const values = vectors.map(({ chunkId, vector }) => sql`(${chunkId}, ${vectorLiteral(vector)}::vector)`)
         yield* sql`
           INSERT INTO ${sql(model.table)} (chunk_id, embedding)
           SELECT v.chunk_id, v.embedding FROM (VALUES ${sql.csv(values)}) AS v (chunk_id, embedding)
