@@ -1,11 +1,12 @@
 /**
  * Retrieval evaluation on a BEIR-format dataset (corpus.jsonl, queries.jsonl, qrels/<split>.tsv):
  *   npm run eval -- --dataset ../shared/datasets/scifact [--model-dir DIR | --no-dense] [--split test]
- *                   [--strategies lexical,multi,vector] [--limit-queries N]
+ *                   [--strategies lexical,multi,vector] [--limit-queries N] [--rerank-model-dir DIR]
  * Ingests the corpus through the service's own pipeline (HTTP, workers, chunking, BM25 statistics, embeddings)
  * into a fresh source of an in-process server (embedded PGlite, or PostgreSQL with DATABASE_URL), runs every
  * query of the split through the search service for each strategy, and prints nDCG@10, recall@10,
- * recall@100, MRR@10 and latency p50/p95; results are written to bench/results/.
+ * recall@100, MRR@10 and latency p50/p95; results are written to bench/results/. With a reranker (a cross-encoder
+ * directory), multi runs twice: rerank off ("multi") and on ("multi+rerank").
  */
 import { Effect, Option } from "effect"
 import * as Fs from "node:fs"
@@ -23,6 +24,7 @@ const split = argument("split") ?? "test"
 const modelDir = argument("model-dir")
 const noDense = argument("no-dense") !== undefined || modelDir === undefined
 const limitQueries = Number(argument("limit-queries") ?? Infinity)
+const rerankModelDir = argument("rerank-model-dir")
 
 const readJsonl = (file: string) =>
   Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line))
@@ -57,7 +59,8 @@ const mean = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0
 const program = Effect.gen(function*() {
   const instance = yield* startInstance({
     embedModelDir: noDense ? Option.none() : Option.some(Path.resolve(modelDir!)),
-    embedModel: noDense ? "none" : "local"
+    embedModel: noDense ? "none" : "local",
+    rerankModelDir: rerankModelDir === undefined ? Option.none() : Option.some(Path.resolve(rerankModelDir))
   })
   const { url, retriever } = instance
   const started = performance.now()
@@ -104,8 +107,13 @@ const program = Effect.gen(function*() {
 
   const strategies = (argument("strategies")?.split(",") as Array<Strategy> | undefined) ??
     (dense.reason === null ? ["lexical", "vector", "multi"] : ["lexical", "multi"])
+  const runs = strategies.flatMap((strategy): Array<{ name: string; strategy: Strategy; rerank: boolean }> =>
+    strategy === "multi" && rerankModelDir !== undefined
+      ? [{ name: "multi", strategy, rerank: false }, { name: "multi+rerank", strategy, rerank: true }]
+      : [{ name: strategy, strategy, rerank: false }]
+  )
   const report: Record<string, unknown> = {}
-  for (const strategy of strategies) {
+  for (const { name, strategy, rerank } of runs) {
     const ndcg10: Array<number> = []
     const recall10: Array<number> = []
     const recall100: Array<number> = []
@@ -120,7 +128,8 @@ const program = Effect.gen(function*() {
         strategy,
         topK: 100,
         sourceIds: [source.id],
-        saveExploration: false
+        saveExploration: false,
+        rerank
       }).pipe(Effect.orDie)
       latencies.push(performance.now() - t0)
       const ranked = [...new Set(response.results.map((result) => result.document_title))]
@@ -129,7 +138,7 @@ const program = Effect.gen(function*() {
       recall100.push(recallAt(ranked, relevant, 100))
       mrr10.push(mrrAt(ranked, relevant, 10))
     }
-    report[strategy] = {
+    report[name] = {
       ndcg_at_10: mean(ndcg10),
       recall_at_10: mean(recall10),
       recall_at_100: mean(recall100),
@@ -149,7 +158,8 @@ const program = Effect.gen(function*() {
     dense: dense.reason === null ? "on" : `off: ${dense.reason}`,
     bm25: { k1: instance.settings.bm25K1, b: instance.settings.bm25B },
     fusion: { k: instance.settings.fusionK, vector: instance.settings.fusionWeightVector, lexical: instance.settings.fusionWeightLexical },
-    rerank: "not available (no reranker model)",
+    rerank_model: rerankModelDir === undefined ? null : Path.resolve(rerankModelDir),
+    rerank_candidates: instance.settings.rerankCandidates,
     hnsw_recall_at_10_vs_exact: yield* indexRecall,
     ingest_seconds: ingestSeconds,
     machine: machine(),
@@ -157,16 +167,16 @@ const program = Effect.gen(function*() {
     strategies: report
   }
   console.log(`\n${result.dataset} (${split}, ${evaluated.length} queries, ${result.engine}, dense ${result.dense})`)
-  console.log("strategy   nDCG@10  R@10    R@100   MRR@10  p50 ms  p95 ms")
+  console.log("strategy      nDCG@10  R@10    R@100   MRR@10  p50 ms  p95 ms")
   for (const [strategy, m] of Object.entries(report) as Array<[string, Record<string, number>]>) {
     console.log(
-      `${strategy.padEnd(10)} ${m.ndcg_at_10!.toFixed(4)}  ${m.recall_at_10!.toFixed(4)}  ${m.recall_at_100!.toFixed(4)}  ` +
+      `${strategy.padEnd(13)} ${m.ndcg_at_10!.toFixed(4)}  ${m.recall_at_10!.toFixed(4)}  ${m.recall_at_100!.toFixed(4)}  ` +
         `${m.mrr_at_10!.toFixed(4)}  ${m.latency_ms_p50!.toFixed(1).padStart(6)}  ${m.latency_ms_p95!.toFixed(1).padStart(6)}`
     )
   }
   const outDir = Path.resolve(import.meta.dirname, "../bench/results")
   Fs.mkdirSync(outDir, { recursive: true })
-  const file = Path.join(outDir, `eval-${result.dataset}-${result.engine}-${noDense ? "lexical" : "dense"}.json`)
+  const file = Path.join(outDir, `eval-${result.dataset}-${result.engine}-${noDense ? "lexical" : "dense"}${rerankModelDir === undefined ? "" : "-rerank"}.json`)
   Fs.writeFileSync(file, JSON.stringify(result, null, 2) + "\n")
   console.log(`\nwritten to ${Path.relative(process.cwd(), file)}`)
 })

@@ -34,6 +34,8 @@ export interface EngramSettings {
   readonly embedBaseUrl: Option.Option<string>
   readonly embedApiKey: Option.Option<Redacted.Redacted<string>>
   readonly embedBatchSize: number
+  readonly rerankModelDir: Option.Option<string>
+  readonly rerankCandidates: number
   readonly bm25K1: number
   readonly bm25B: number
   readonly fusionK: number
@@ -164,6 +166,8 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   embedBaseUrl: optionalSetting(HttpBaseUrl, "ENGRAM_EMBED_BASE_URL"),
   embedApiKey: Config.map(optionalSetting(NonEmpty, "ENGRAM_EMBED_API_KEY"), Option.map(Redacted.make)),
   embedBatchSize: setting(integerBetween(1, 512), "ENGRAM_EMBED_BATCH_SIZE", 32),
+  rerankModelDir: optionalSetting(NonEmpty, "ENGRAM_RERANK_MODEL_DIR"),
+  rerankCandidates: setting(integerBetween(1, 200), "ENGRAM_RERANK_CANDIDATES", 30),
   bm25K1: setting(numberBetween(0, 10), "ENGRAM_BM25_K1", 1.2),
   bm25B: setting(numberBetween(0, 1), "ENGRAM_BM25_B", 0.75),
   fusionK: setting(integerBetween(1, 1000), "ENGRAM_FUSION_K", 60),

@@ -18,6 +18,7 @@ import { Embedder } from "./services/Embedder.ts"
 import { Jobs } from "./services/Jobs.ts"
 import { LexicalIndex } from "./services/LexicalIndex.ts"
 import { Pipeline } from "./services/Pipeline.ts"
+import { Reranker } from "./services/Reranker.ts"
 import { Retriever } from "./services/Retriever.ts"
 import { Sources } from "./services/Sources.ts"
 import { Syncs } from "./services/Syncs.ts"
@@ -36,7 +37,7 @@ const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.laye
 /** Services shared by the HTTP handlers and the workers, on one database. */
 export const AppServices = Layer.mergeAll(Auth.layer, Settings.layer, Processing.pipe(Layer.provideMerge(Ingestion))).pipe(
   Layer.provide(Users.layer),
-  Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer, LexicalIndex.layer)),
+  Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer, Reranker.layer, LexicalIndex.layer)),
   Layer.provideMerge(Db.layer)
 )
 

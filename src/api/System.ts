@@ -39,6 +39,11 @@ export const Capabilities = Schema.Struct({
     available: Schema.Boolean,
     reason: Schema.NullOr(Schema.String).annotate({ description: "Why not, when unavailable" })
   }),
+  rerank: Schema.Struct({
+    available: Schema.Boolean,
+    model: Schema.NullOr(Schema.String),
+    reason: Schema.NullOr(Schema.String).annotate({ description: "Why not, when unavailable (off, loading, failed)" })
+  }).annotate({ description: "The cross-encoder that reorders multi results (ENGRAM_RERANK_MODEL_DIR)" }),
   llm: Schema.Struct({
     provider: Schema.String.annotate({ description: "none until an answer provider is configured" }),
     model: Schema.NullOr(Schema.String)

@@ -15,7 +15,12 @@ const TopK = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 }, { me
 export const SourceSearchRequest = Schema.Struct({
   query: Query,
   strategy: Schema.optionalKey(Strategy),
-  top_k: Schema.optionalKey(TopK).annotate({ description: "1 to 50, default 10" })
+  top_k: Schema.optionalKey(TopK).annotate({ description: "1 to 50, default 10" }),
+  rerank: Schema.optionalKey(Schema.Boolean).annotate({
+    description: "strategy multi only: reorder the top fused candidates (ENGRAM_RERANK_CANDIDATES, default 30) " +
+      "with the cross-encoder of ENGRAM_RERANK_MODEL_DIR. Default: true when a reranker is configured. " +
+      "true without a usable reranker is 503 rerank_unavailable; true with another strategy is 422."
+  })
 }).annotate({ identifier: "SourceSearchRequest" })
 
 export const SearchRequest = Schema.Struct({
@@ -43,15 +48,22 @@ export const SearchResult = Schema.Struct({
   document_title: Schema.String,
   text: Schema.String,
   score: Schema.Number.annotate({
-    description: "vector: cosine similarity; lexical: BM25; multi: the fused reciprocal-rank score"
+    description: "vector: cosine similarity; lexical: BM25; multi: the fused reciprocal-rank score, or the " +
+      "reranker's relevance (0..1) when reranked"
   }),
   section_path: Schema.Array(Schema.String),
   char_start: Schema.Int,
   char_end: Schema.Int,
   explanation: Schema.NullOr(Schema.Struct({
     fused_score: Schema.Number,
-    lists: Schema.Array(ListContribution)
-  })).annotate({ description: "multi only: each contributing list's rank and score, and the fused score" }),
+    lists: Schema.Array(ListContribution),
+    rerank: Schema.NullOr(Schema.Struct({
+      score: Schema.Number.annotate({ description: "The cross-encoder's relevance, 0..1" }),
+      fused_rank: Schema.Int.annotate({ description: "The rank fusion gave this result before reranking" })
+    })).annotate({ description: "null when the results were not reranked" })
+  })).annotate({
+    description: "multi only: each contributing list's rank and score, the fused score and the rerank, if any"
+  }),
   duplicates: Schema.Array(Schema.String).annotate({
     description: "Chunks with (nearly) the same text that were collapsed into this result"
   })
@@ -63,6 +75,7 @@ export const SearchResponse = Schema.Struct({
   took_ms: Schema.Number,
   searched_source_ids: Schema.Array(Schema.String),
   lists: Schema.Array(Schema.String).annotate({ description: "The ranked lists that produced the results" }),
+  reranked: Schema.Boolean.annotate({ description: "The results were reordered by the cross-encoder" }),
   notices: Schema.Array(Schema.String).annotate({
     description: "What limited this search, e.g. that dense retrieval is unavailable and why"
   }),

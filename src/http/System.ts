@@ -7,6 +7,7 @@ import { EngramConfig } from "../config.ts"
 import { ModelSettings, Preferences } from "../domain/Settings.ts"
 import { Db } from "../services/Db.ts"
 import { Embedder, type EmbedderState } from "../services/Embedder.ts"
+import { Reranker, type RerankerState } from "../services/Reranker.ts"
 import { Jobs, toJobOut } from "../services/Jobs.ts"
 import { Settings } from "../services/Settings.ts"
 import { Sources } from "../services/Sources.ts"
@@ -14,6 +15,19 @@ import { Retriever } from "../services/Retriever.ts"
 import { Workers } from "../services/Workers.ts"
 import { engramVersion } from "../version.ts"
 import { AuthenticationLive } from "./Authentication.ts"
+
+const rerankCapability = (state: RerankerState) => {
+  switch (state._tag) {
+    case "Ready":
+      return { available: true, model: state.name, reason: null }
+    case "Off":
+      return { available: false, model: null, reason: "no reranker is configured (ENGRAM_RERANK_MODEL_DIR)" }
+    case "Loading":
+      return { available: false, model: null, reason: "the reranker is loading" }
+    case "Unavailable":
+      return { available: false, model: null, reason: state.reason }
+  }
+}
 
 const embedderCheck = (state: EmbedderState) => {
   switch (state._tag) {
@@ -38,8 +52,11 @@ export const SystemHandlers = HttpApiBuilder.group(
     const jobs = yield* Jobs
     const sources = yield* Sources
     const retriever = yield* Retriever
+    const reranker = yield* Reranker
 
-    const capabilities = Effect.all([embedder.state, retriever.denseStatus]).pipe(Effect.map(([state, dense]) => ({
+    const capabilities = Effect.all([embedder.state, retriever.denseStatus, reranker.state]).pipe(Effect.map((
+      [state, dense, rerank]
+    ) => ({
       engine: { name: "engram" as const, version: engramVersion },
       api_version: "v1" as const,
       storage: db.engine,
@@ -48,6 +65,7 @@ export const SystemHandlers = HttpApiBuilder.group(
       connectors: sources.connectors.filter((connector) => connector.available).map((connector) => connector.kind),
       embedding: state._tag === "Ready" ? { model: state.model.name, dimension: state.model.dimension } : null,
       dense_retrieval: { available: dense.reason === null, reason: dense.reason },
+      rerank: rerankCapability(rerank),
       llm: { provider: "none", model: null }
     })))
 

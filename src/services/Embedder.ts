@@ -43,13 +43,14 @@ const onnxBackend = (settings: EngramSettings, progress: { detail: string }): Ef
       onSome: (dir) => Path.basename(Path.resolve(dir)),
       onNone: () => settings.embedModel
     })
-    env.allowLocalModels = local
+    // A local directory is loaded by its absolute path, which transformers.js never resolves against a hub.
+    env.allowLocalModels = true
     env.allowRemoteModels = !local
-    if (Option.isSome(settings.embedModelDir)) env.localModelPath = Path.dirname(Path.resolve(settings.embedModelDir.value)) + "/"
     env.cacheDir = Path.join(Path.resolve(settings.dataDir), "models")
+    const location = Option.match(settings.embedModelDir, { onSome: (dir) => Path.resolve(dir), onNone: () => modelId })
     const extractor = yield* Effect.tryPromise({
       try: () =>
-        pipeline("feature-extraction", modelId, {
+        pipeline("feature-extraction", location, {
           dtype: settings.embedDtype,
           progress_callback: (info: { status: string; file?: string; progress?: number }) => {
             if (info.status === "progress" && info.file !== undefined) {

@@ -6,11 +6,13 @@ import type { UserId } from "../domain/User.ts"
 import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } from "../retrieval/fusion.ts"
 import { Embedder } from "./Embedder.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
+import { Reranker } from "./Reranker.ts"
 import { type IndexedModel, vectorLiteral, VectorIndex } from "./VectorIndex.ts"
 
 export type RetrieverError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId: string }
   | { readonly _tag: "DenseUnavailable"; readonly reason: string }
+  | { readonly _tag: "RerankUnavailable"; readonly reason: string }
 
 export class RetrieverFailure extends Data.TaggedError("RetrieverFailure")<{ readonly reason: RetrieverError }> {}
 
@@ -22,6 +24,8 @@ export interface SearchInput {
   /** undefined: every source of the owner */
   readonly sourceIds: ReadonlyArray<string> | undefined
   readonly saveExploration: boolean
+  /** undefined: rerank multi results when a reranker is configured */
+  readonly rerank?: boolean | undefined
 }
 
 /** How many candidates each list contributes to fusion, per result asked for. */
@@ -29,6 +33,11 @@ const candidatesPer = 3
 const minimumCandidates = 50
 /** Fused results looked at (loaded, de-duplicated) per result asked for. */
 const shortlistPer = 2
+
+interface RerankNote {
+  readonly score: number
+  readonly fused_rank: number
+}
 
 interface ChunkDetail {
   readonly id: string
@@ -54,6 +63,23 @@ export class Retriever extends Context.Service<Retriever, {
       const embedder = yield* Embedder
       const vectors = yield* VectorIndex
       const lexical = yield* LexicalIndex
+      const reranker = yield* Reranker
+
+      /** Whether to rerank this search: asked for explicitly, or by default when a reranker is ready. */
+      const rerankDecision = Effect.fn("Retriever.rerankDecision")(function*(input: SearchInput, notices: Array<string>) {
+        if (input.strategy !== "multi" || input.rerank === false) return false
+        const state = yield* reranker.state
+        if (input.rerank === true) {
+          if (state._tag === "Off" || state._tag === "Unavailable") {
+            const reason = state._tag === "Off" ? "no reranker is configured (ENGRAM_RERANK_MODEL_DIR)" : state.reason
+            return yield* Effect.fail(new RetrieverFailure({ reason: { _tag: "RerankUnavailable", reason } }))
+          }
+          return true
+        }
+        if (state._tag === "Loading") notices.push("the reranker is still loading, results are not reranked")
+        if (state._tag === "Unavailable") notices.push(`results are not reranked: ${state.reason}`)
+        return state._tag === "Ready"
+      })
 
       const denseStatus = Effect.gen(function*() {
         const state = yield* embedder.state
@@ -140,6 +166,22 @@ export class Retriever extends Context.Service<Retriever, {
             Effect.orDie
           )
 
+      /** The cross-encoder reorders the first rerankCandidates results; the rest keep their fused order after them. */
+      const rerankTop = <A extends { readonly score: number; readonly text: string; readonly reranked: RerankNote | null }>(
+        query: string,
+        ranked: ReadonlyArray<A>
+      ) =>
+        Effect.gen(function*() {
+          const head = ranked.slice(0, settings.rerankCandidates)
+          const scores = yield* reranker.score(query, head.map((item) => item.text)).pipe(
+            Effect.mapError((error) => new RetrieverFailure({ reason: { _tag: "RerankUnavailable", reason: error.message } }))
+          )
+          const rescored = head
+            .map((item, i): A => ({ ...item, score: scores[i]!, reranked: { score: scores[i]!, fused_rank: i + 1 } }))
+            .sort((a, b) => b.score - a.score || a.reranked!.fused_rank - b.reranked!.fused_rank)
+          return [...rescored, ...ranked.slice(head.length)]
+        })
+
       const search = Effect.fn("Retriever.search")(function*(input: SearchInput) {
         const started = yield* Clock.currentTimeMillis
         const sourceIds = yield* resolveSources(input.owner, input.sourceIds)
@@ -186,13 +228,17 @@ export class Retriever extends Context.Service<Retriever, {
             score: hit.score,
             contributions: [{ list: lists[0]!.name, rank: i + 1, score: hit.score }]
           }))
-        const shortlist = fused.slice(0, input.topK * shortlistPer)
+        const rerank = yield* rerankDecision(input, notices)
+        const shortlist = fused.slice(0, Math.max(input.topK * shortlistPer, rerank ? settings.rerankCandidates : 0))
         const found = yield* details(shortlist.map((item) => item.id))
         const ranked = shortlist.flatMap((item) => {
           const detail = found.get(item.id)
-          return detail === undefined ? [] : [{ ...item, text: detail.text, detail }]
+          if (detail === undefined) return []
+          const reranked: RerankNote | null = null
+          return [{ ...item, fusedScore: item.score, reranked, text: detail.text, detail }]
         })
-        const collapsed = collapseNearDuplicates(ranked).slice(0, input.topK)
+        const ordered = rerank ? yield* rerankTop(input.query, ranked) : ranked
+        const collapsed = collapseNearDuplicates(ordered).slice(0, input.topK)
         const results = collapsed.map((item) => ({
           chunk_id: item.id,
           document_id: item.detail.document_id,
@@ -204,7 +250,7 @@ export class Retriever extends Context.Service<Retriever, {
           char_start: item.detail.char_start,
           char_end: item.detail.char_end,
           explanation: input.strategy === "multi"
-            ? { fused_score: item.score, lists: item.contributions }
+            ? { fused_score: item.fusedScore, lists: item.contributions, rerank: item.reranked }
             : null,
           duplicates: item.duplicates
         }))
@@ -224,6 +270,7 @@ export class Retriever extends Context.Service<Retriever, {
           took_ms: finished - started,
           searched_source_ids: sourceIds,
           lists: lists.map((list) => list.name),
+          reranked: rerank,
           notices,
           exploration_id: explorationId,
           results

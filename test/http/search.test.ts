@@ -1,5 +1,11 @@
 import { assert, layer } from "@effect/vitest"
+import { AutoModelForSequenceClassification, AutoTokenizer } from "@huggingface/transformers"
 import { Effect, Option } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { buildRerankerFixture } from "../../scripts/lib/reranker-fixture.ts"
+import { fixtureModelDir } from "../support/datasets.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 import { login, request, waitUntilReady } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
@@ -106,6 +112,8 @@ for (const engine of engines) {
           [{ query: "x", strategy: "fuzzy" }, "body.strategy"],
           [{ query: "x", source_ids: Array.from({ length: 257 }, (_, i) => `s${i}`) }, "body.source_ids"],
           [{ query: "x", save_exploration: "yes" }, "body.save_exploration"],
+          [{ query: "x", rerank: "yes" }, "body.rerank"],
+          [{ query: "x", strategy: "lexical", rerank: true }, "body.rerank"],
           [{ query: "x", colour: "red" }, "body.colour"]
         ]
         for (const [json, path] of cases) {
@@ -117,6 +125,11 @@ for (const engine of engines) {
         assert.strictEqual(scoped.status, 422, "the source-scoped endpoint takes no source_ids")
         const ok = yield* search(url, token, { query: "x".repeat(4000), top_k: 50 })
         assert.strictEqual(ok.status, 200)
+        assert.isFalse(ok.body.reranked)
+        const noReranker = yield* search(url, token, { query: "x", rerank: true })
+        assert.strictEqual(noReranker.status, 503)
+        assert.strictEqual(noReranker.body.error.code, "rerank_unavailable")
+        assert.match(noReranker.body.error.message, /ENGRAM_RERANK_MODEL_DIR/)
       }))
 
     it.effect("another user's source is 404 even by id, and never appears in results", () =>
@@ -215,3 +228,64 @@ for (const engine of engines) {
     }
   )
 }
+
+/** A cross-encoder with random weights: its scores mean nothing, but they are real model outputs to check against. */
+const rerankerDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "engram-reranker-")), "tiny-reranker")
+buildRerankerFixture(fixtureModelDir, rerankerDir)
+
+/** The fixture's relevance for each passage, computed outside Engram. */
+const crossEncoderScores = (query: string, passages: ReadonlyArray<string>) =>
+  Effect.promise(async () => {
+    const tokenizer = await AutoTokenizer.from_pretrained(rerankerDir, { local_files_only: true })
+    const model = await AutoModelForSequenceClassification.from_pretrained(rerankerDir, {
+      dtype: "fp32",
+      local_files_only: true
+    })
+    const { logits } = await model(
+      tokenizer(passages.map(() => query), { text_pair: [...passages], padding: true, truncation: true })
+    )
+    return Array.from(logits.data as Float32Array).map((x) => 1 / (1 + Math.exp(-x)))
+  })
+
+layer(freshServer("pglite", { rerankModelDir: Option.some(rerankerDir), rerankCandidates: 3 }))(
+  "search with a reranker",
+  (it) => {
+    it.effect("multi reorders the top fused candidates by the cross-encoder, and says so", () =>
+      Effect.gen(function*() {
+        const { url, token } = yield* seeded("Reranked")
+        let capabilities = yield* request(url, "/api/v1/system/capabilities")
+        for (let i = 0; i < 100 && !capabilities.body.rerank.available; i++) {
+          yield* Effect.sleep("100 millis")
+          capabilities = yield* request(url, "/api/v1/system/capabilities")
+        }
+        assert.deepStrictEqual(capabilities.body.rerank, { available: true, model: "tiny-reranker", reason: null })
+
+        const query = "ducks in the water"
+        const fused = yield* search(url, token, { query, top_k: 4, rerank: false })
+        assert.isFalse(fused.body.reranked)
+        const reranked = yield* search(url, token, { query, top_k: 4 })
+        assert.strictEqual(reranked.status, 200, reranked.text)
+        assert.isTrue(reranked.body.reranked)
+        const results = reranked.body.results
+        assert.strictEqual(results.length, 4)
+
+        // The first three fused candidates are reranked; the fourth keeps its fused place after them.
+        const head = fused.body.results.slice(0, 3)
+        const expected = yield* crossEncoderScores(query, head.map((r: { text: string }) => r.text))
+        const order = head.map((r: { chunk_id: string }, i: number) => ({ id: r.chunk_id, score: expected[i]!, rank: i + 1 }))
+          .sort((a: { score: number; rank: number }, b: { score: number; rank: number }) => b.score - a.score || a.rank - b.rank)
+        assert.deepStrictEqual(results.slice(0, 3).map((r: { chunk_id: string }) => r.chunk_id), order.map((o: { id: string }) => o.id))
+        for (const [i, result] of results.slice(0, 3).entries()) {
+          assert.closeTo(result.score, order[i]!.score, 1e-5)
+          assert.strictEqual(result.explanation.rerank.score, result.score)
+          assert.strictEqual(result.explanation.rerank.fused_rank, order[i]!.rank)
+        }
+        assert.strictEqual(results[3].chunk_id, fused.body.results[3].chunk_id)
+        assert.isNull(results[3].explanation.rerank)
+        assert.strictEqual(results[3].score, fused.body.results[3].score)
+
+        const lexical = yield* search(url, token, { query, strategy: "lexical" })
+        assert.isFalse(lexical.body.reranked, "other strategies are not reranked by default")
+      }))
+  }
+)

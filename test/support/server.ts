@@ -74,6 +74,8 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   embedBaseUrl: Option.none(),
   embedApiKey: Option.none(),
   embedBatchSize: 32,
+  rerankModelDir: Option.none(),
+  rerankCandidates: 30,
   bm25K1: 1.2,
   bm25B: 0.75,
   fusionK: 60,
