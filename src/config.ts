@@ -41,6 +41,12 @@ export interface EngramSettings {
   readonly fusionK: number
   readonly fusionWeightVector: number
   readonly fusionWeightLexical: number
+  readonly llmBaseUrl: Option.Option<string>
+  readonly llmApiKey: Option.Option<Redacted.Redacted<string>>
+  readonly llmModel: string
+  readonly llmTimeoutSeconds: number
+  readonly llmMaxRetries: number
+  readonly answerContextTokens: number
 }
 
 const withMessage = (message: string) => ({ message })
@@ -172,7 +178,13 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   bm25B: setting(numberBetween(0, 1), "ENGRAM_BM25_B", 0.75),
   fusionK: setting(integerBetween(1, 1000), "ENGRAM_FUSION_K", 60),
   fusionWeightVector: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_VECTOR", 1),
-  fusionWeightLexical: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_LEXICAL", 1)
+  fusionWeightLexical: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_LEXICAL", 1),
+  llmBaseUrl: optionalSetting(HttpBaseUrl, "ENGRAM_LLM_BASE_URL"),
+  llmApiKey: Config.map(optionalSetting(NonEmpty, "ENGRAM_LLM_API_KEY"), Option.map(Redacted.make)),
+  llmModel: setting(NonEmpty, "ENGRAM_LLM_MODEL", "gpt-4o-mini"),
+  llmTimeoutSeconds: setting(integerBetween(1, 3600), "ENGRAM_LLM_TIMEOUT_SECONDS", 120),
+  llmMaxRetries: setting(integerBetween(0, 10), "ENGRAM_LLM_MAX_RETRIES", 2),
+  answerContextTokens: setting(integerBetween(256, 200_000), "ENGRAM_ANSWER_CONTEXT_TOKENS", 3000)
 })
 
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/Config") {

@@ -2,24 +2,30 @@ import { Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./api/Api.ts"
+import { AgentsHandlers } from "./http/Agents.ts"
 import { AuthHandlers } from "./http/Auth.ts"
 import { DocumentsHandlers } from "./http/Documents.ts"
 import { JobsHandlers } from "./http/Jobs.ts"
+import { RunsHandlers } from "./http/Runs.ts"
+import { CompatHandlers } from "./http/Compat.ts"
 import { SearchHandlers } from "./http/Search.ts"
 import { SourcesHandlers } from "./http/Sources.ts"
 import { CorsLive } from "./http/Cors.ts"
 import { RequestEnvelope } from "./http/Envelope.ts"
 import { SystemHandlers } from "./http/System.ts"
 import { RequestValidationLive } from "./http/Validation.ts"
+import { Agents } from "./services/Agents.ts"
 import { Auth } from "./services/Auth.ts"
 import { Db } from "./services/Db.ts"
 import { Documents } from "./services/Documents.ts"
 import { Embedder } from "./services/Embedder.ts"
 import { Jobs } from "./services/Jobs.ts"
 import { LexicalIndex } from "./services/LexicalIndex.ts"
+import { LlmClient } from "./services/LlmClient.ts"
 import { Pipeline } from "./services/Pipeline.ts"
 import { Reranker } from "./services/Reranker.ts"
 import { Retriever } from "./services/Retriever.ts"
+import { Runs } from "./services/Runs.ts"
 import { Sources } from "./services/Sources.ts"
 import { Syncs } from "./services/Syncs.ts"
 import { VectorIndex } from "./services/VectorIndex.ts"
@@ -35,16 +41,32 @@ const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.laye
 )
 
 /** Services shared by the HTTP handlers and the workers, on one database. */
-export const AppServices = Layer.mergeAll(Auth.layer, Settings.layer, Processing.pipe(Layer.provideMerge(Ingestion))).pipe(
+export const AppServices = Runs.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    Auth.layer,
+    Settings.layer,
+    Agents.layer,
+    Processing.pipe(Layer.provideMerge(Ingestion))
+  )),
   Layer.provide(Users.layer),
-  Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer, Reranker.layer, LexicalIndex.layer)),
+  Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer, Reranker.layer, LexicalIndex.layer, LlmClient.layer)),
   Layer.provideMerge(Db.layer)
 )
 
 const Routes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide(
-      Layer.mergeAll(SystemHandlers, AuthHandlers, SourcesHandlers, DocumentsHandlers, JobsHandlers, SearchHandlers).pipe(
+      Layer.mergeAll(
+        SystemHandlers,
+        AuthHandlers,
+        SourcesHandlers,
+        DocumentsHandlers,
+        JobsHandlers,
+        SearchHandlers,
+        AgentsHandlers,
+        RunsHandlers,
+        CompatHandlers
+      ).pipe(
         Layer.provideMerge(RequestValidationLive)
       )
     )

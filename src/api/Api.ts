@@ -1,9 +1,12 @@
 import { HttpApi, OpenApi } from "effect/http-api"
+import { AgentsApi } from "./Agents.ts"
 import { AuthApi } from "./Auth.ts"
+import { CompatApi } from "./Compat.ts"
 import { DocumentsApi } from "./Documents.ts"
 import { JobsApi } from "./Jobs.ts"
 import { SearchApi } from "./Search.ts"
 import { SourcesApi } from "./Sources.ts"
+import { RunsApi } from "./Runs.ts"
 import { RequestValidation } from "./Validation.ts"
 import { engramVersion } from "../version.ts"
 import { SystemApi } from "./System.ts"
@@ -15,6 +18,9 @@ export class Api extends HttpApi.make("engram")
   .add(DocumentsApi)
   .add(JobsApi)
   .add(SearchApi)
+  .add(AgentsApi)
+  .add(RunsApi)
+  .add(CompatApi)
   .prefix("/api/v1")
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

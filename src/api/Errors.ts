@@ -77,6 +77,12 @@ export class ValidationFailed extends Schema.Error<ValidationFailed>("Validation
   }
 }
 
+export class BadGateway extends apiError<BadGateway>(
+  "BadGateway",
+  502,
+  "An upstream service the request needs (the language model) failed"
+) {}
+
 export class ServiceUnavailable extends apiError<ServiceUnavailable>(
   "ServiceUnavailable",
   503,

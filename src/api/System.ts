@@ -45,9 +45,12 @@ export const Capabilities = Schema.Struct({
     reason: Schema.NullOr(Schema.String).annotate({ description: "Why not, when unavailable (off, loading, failed)" })
   }).annotate({ description: "The cross-encoder that reorders multi results (ENGRAM_RERANK_MODEL_DIR)" }),
   llm: Schema.Struct({
-    provider: Schema.String.annotate({ description: "none until an answer provider is configured" }),
-    model: Schema.NullOr(Schema.String)
-  })
+    provider: Schema.Literals(["extractive", "openai-compatible"]).annotate({
+      description: "openai-compatible: an LLM at ENGRAM_LLM_BASE_URL writes answers; extractive (no LLM configured): " +
+        "answers are sentences selected from the sources, with citations, written by no model"
+    }),
+    model: Schema.NullOr(Schema.String).annotate({ description: "ENGRAM_LLM_MODEL; null for extractive" })
+  }).annotate({ description: "The provider that answers agent questions" })
 }).annotate({ identifier: "Capabilities" })
 
 const publicEndpoint = (summary: string, description: string) =>

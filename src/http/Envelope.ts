@@ -50,6 +50,42 @@ const normalizeError = (response: HttpServerResponse.HttpServerResponse, request
   return HttpServerResponse.setHeaders(errorResponse(response.status, requestId), headers)
 }
 
+/** The OpenAI-compatible paths answer errors in OpenAI's shape, and invalid requests with 400 as OpenAI does. */
+const isCompatPath = (url: string) => url.startsWith("/api/v1/engram/")
+
+const openAiType = (status: number) =>
+  status === 401
+    ? "authentication_error"
+    : status === 403
+    ? "permission_error"
+    : status === 429
+    ? "rate_limit_error"
+    : status >= 500
+    ? "server_error"
+    : "invalid_request_error"
+
+/** Rewrites an error response already in our envelope into `{"error": {"message", "type", "param", "code"}}`. */
+const toOpenAiError = (response: HttpServerResponse.HttpServerResponse) => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array") return response
+  const envelope = JSON.parse(new TextDecoder().decode(response.body.body)) as {
+    error: { code: string; message: string; issues?: ReadonlyArray<{ path: string; message: string }> }
+  }
+  const status = response.status === 422 ? 400 : response.status
+  const issue = envelope.error.issues?.[0]
+  const { "content-type": _type, "content-length": _length, ...headers } = response.headers
+  return HttpServerResponse.setHeaders(
+    HttpServerResponse.jsonUnsafe({
+      error: {
+        message: envelope.error.message,
+        type: openAiType(status),
+        param: issue === undefined ? null : issue.path.replace(/^body\./, ""),
+        code: envelope.error.code
+      }
+    }, { status }),
+    headers
+  )
+}
+
 const bearerChallenge = (response: HttpServerResponse.HttpServerResponse) =>
   response.status === 401
     ? HttpServerResponse.setHeader(response, "www-authenticate", 'Bearer realm="engram"')
@@ -99,7 +135,8 @@ export const RequestEnvelope = Layer.unwrap(Effect.gen(function*() {
         duration_ms: finished - started
       })
     )
-    return normalizeError(response, requestId).pipe(
+    const normalized = normalizeError(response, requestId)
+    return (isCompatPath(request.url) ? toOpenAiError(normalized) : normalized).pipe(
       bearerChallenge,
       HttpServerResponse.setHeader("x-request-id", requestId),
       HttpServerResponse.setHeader("x-content-type-options", "nosniff")

@@ -9,6 +9,7 @@ import { Db } from "../services/Db.ts"
 import { Embedder, type EmbedderState } from "../services/Embedder.ts"
 import { Reranker, type RerankerState } from "../services/Reranker.ts"
 import { Jobs, toJobOut } from "../services/Jobs.ts"
+import { LlmClient } from "../services/LlmClient.ts"
 import { Settings } from "../services/Settings.ts"
 import { Sources } from "../services/Sources.ts"
 import { Retriever } from "../services/Retriever.ts"
@@ -53,6 +54,7 @@ export const SystemHandlers = HttpApiBuilder.group(
     const sources = yield* Sources
     const retriever = yield* Retriever
     const reranker = yield* Reranker
+    const llm = yield* LlmClient
 
     const capabilities = Effect.all([embedder.state, retriever.denseStatus, reranker.state]).pipe(Effect.map((
       [state, dense, rerank]
@@ -66,7 +68,7 @@ export const SystemHandlers = HttpApiBuilder.group(
       embedding: state._tag === "Ready" ? { model: state.model.name, dimension: state.model.dimension } : null,
       dense_retrieval: { available: dense.reason === null, reason: dense.reason },
       rerank: rerankCapability(rerank),
-      llm: { provider: "none", model: null }
+      llm: { provider: llm.provider, model: llm.model }
     })))
 
     const ready = Effect.gen(function*() {

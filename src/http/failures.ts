@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { BadRequest, Conflict, httpError, NotFound, UnsupportedMediaType, ValidationFailed } from "../api/Errors.ts"
+import type { AgentsFailure } from "../services/Agents.ts"
 import type { DocumentsFailure } from "../services/Documents.ts"
 import type { SourcesFailure } from "../services/Sources.ts"
 
@@ -38,3 +39,17 @@ export const documentsFailure = documentsFailureWith((message) => Effect.die(new
 export const documentActionFailure = documentsFailureWith((message) =>
   Effect.fail(httpError(Conflict, "action_not_allowed", message))
 )
+
+/** Agent failures: another user's agent, conversation or source is answered exactly like a missing one. */
+export const agentsFailure = (failure: AgentsFailure) => {
+  switch (failure.reason._tag) {
+    case "AgentNotFound":
+      return Effect.fail(httpError(NotFound, "agent_not_found", "No such agent"))
+    case "ConversationNotFound":
+      return Effect.fail(httpError(NotFound, "conversation_not_found", "No such conversation for this agent"))
+    case "SourceNotFound":
+      return Effect.fail(httpError(NotFound, "source_not_found", `No such source: ${failure.reason.sourceId}`))
+    case "InvalidCursor":
+      return Effect.fail(invalidCursor())
+  }
+}

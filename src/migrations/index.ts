@@ -2,12 +2,14 @@ import { Migrator } from "effect/sql"
 import identity from "./0001_identity.ts"
 import ingestion from "./0002_ingestion.ts"
 import retrieval from "./0003_retrieval.ts"
+import agents from "./0004_agents.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
   "0001_identity": identity,
   "0002_ingestion": ingestion,
-  "0003_retrieval": retrieval
+  "0003_retrieval": retrieval,
+  "0004_agents": agents
 }
 
 export const migrations = Migrator.fromRecord(all)

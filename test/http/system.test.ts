@@ -17,7 +17,12 @@ for (const engine of engines) {
           { name: "workers", ready: true, detail: "2 running" },
           { name: "embedder", ready: true, detail: "tiny-random-bert:q8 (32 dimensions)" }
         ])
-        const capabilities = yield* request(url, "/api/v1/system/capabilities")
+        // The vector index of a freshly loaded model is created just after the model is ready.
+        let capabilities = yield* request(url, "/api/v1/system/capabilities")
+        for (let i = 0; i < 50 && !capabilities.body.dense_retrieval.available; i++) {
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+          capabilities = yield* request(url, "/api/v1/system/capabilities")
+        }
         assert.strictEqual(capabilities.status, 200)
         assert.strictEqual(capabilities.body.engine.name, "engram")
         assert.match(capabilities.body.engine.version, /^\d+\.\d+\.\d+/)
@@ -26,6 +31,8 @@ for (const engine of engines) {
         assert.deepStrictEqual(capabilities.body.connectors, ["file_upload", "web"])
         assert.deepStrictEqual(capabilities.body.embedding, { model: "tiny-random-bert:q8", dimension: 32 })
         assert.deepStrictEqual(capabilities.body.dense_retrieval, { available: true, reason: null })
+        assert.deepStrictEqual(capabilities.body.llm, { provider: "extractive", model: null })
+        assert.isFalse(capabilities.body.rerank.available)
       }))
 
     it.effect("model settings: empty by default, validated, replaced by PUT, scoped to the user", () =>

@@ -80,7 +80,13 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   bm25B: 0.75,
   fusionK: 60,
   fusionWeightVector: 1,
-  fusionWeightLexical: 1
+  fusionWeightLexical: 1,
+  llmBaseUrl: Option.none(),
+  llmApiKey: Option.none(),
+  llmModel: "gpt-4o-mini",
+  llmTimeoutSeconds: 120,
+  llmMaxRetries: 2,
+  answerContextTokens: 3000
 })
 
 export class TestServer extends Context.Service<TestServer, {

@@ -1,0 +1,206 @@
+import { Effect, Stream } from "effect"
+import { AiError, LanguageModel, type Prompt, type Response } from "effect/ai"
+import { estimateTokens, parseSources } from "./prompt.ts"
+
+/** The answer when no sentence of the sources answers the question. */
+export const noAnswer = "The sources do not contain an answer to this question."
+
+const maxSentences = 3
+/** Share of the question's weighted content words the best sentence must contain. */
+const minimumCoverage = 0.5
+/** A further sentence must add question words the others lack and reach this share on its own. */
+const companionCoverage = 0.25
+/** Question words a sentence only leans on (its title, the sentence before) count this much less. */
+const contextDiscount = 2
+const nearDuplicate = 0.6
+
+const stopWords = new Set(
+  ("a about above after again against all am an and any are as at be because been before being below between " +
+    "both but by can could did do does doing done down during each either else ever few for from further get " +
+    "gets got had has have having he her here hers herself him himself his how i if in into is it its itself " +
+    "just know let me might more most much must my myself neither no nor not now of off on once only or other " +
+    "our ours ourselves out over own please same shall she should so some such tell than that the their theirs " +
+    "them themselves then there these they this those through to too under until up upon us very was we were " +
+    "what whatever when whenever where whether which while who whom whose why will with within without would " +
+    "yes yet you your yours yourself yourselves describe explain give")
+    .split(" ")
+)
+
+const dropDoubledEnd = (word: string) => /([b-df-hj-np-tv-z])\1$/.test(word) && !/(ll|ss|zz)$/.test(word)
+  ? word.slice(0, -1)
+  : word
+
+/** Light English stemming: plural, -ing, -ed and a final e, so "completed", "completes" and "complete" meet. */
+const stem = (word: string): string => {
+  let w = word.replace(/['’]s$/, "")
+  if (w.length > 4 && w.endsWith("ies")) w = w.slice(0, -3) + "y"
+  else if (w.endsWith("sses")) w = w.slice(0, -2)
+  else if (w.length > 3 && w.endsWith("s") && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1)
+  if (w.length > 5 && w.endsWith("ing")) w = dropDoubledEnd(w.slice(0, -3))
+  else if (w.length > 4 && w.endsWith("ied")) w = w.slice(0, -3) + "y"
+  else if (w.length > 4 && w.endsWith("ed")) w = dropDoubledEnd(w.slice(0, -2))
+  if (w.length > 4 && w.endsWith("e")) w = w.slice(0, -1)
+  return w
+}
+
+/** The distinct stemmed content words of a text. */
+const contentWords = (text: string): ReadonlySet<string> =>
+  new Set(
+    (text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? [])
+      .filter((word) => !stopWords.has(word.replace(/['’].*$/, "")))
+      .map(stem)
+      .filter((word) => word.length > 1 || /\d/.test(word))
+  )
+
+interface Sentence {
+  readonly n: number
+  readonly position: number
+  readonly text: string
+  readonly words: ReadonlySet<string>
+  /** Words of the source's title and of the sentence before, which a pronoun ("It opened in 1889") leans on. */
+  readonly title: ReadonlySet<string>
+  readonly previous: ReadonlySet<string>
+}
+
+const segmenter = new Intl.Segmenter("en", { granularity: "sentence" })
+
+/** Sentences of a source, one line at a time (headings and list items are sentences of their own). */
+const sentencesOf = (source: { readonly n: number; readonly title: string; readonly text: string }) => {
+  const title = contentWords(source.title)
+  const texts = source.text.split("\n").flatMap((line) =>
+    Array.from(segmenter.segment(line.replace(/^\s*(?:#+|[-*•]|\d+[.)])\s+/, "")), ({ segment }) => segment.trim())
+  ).filter((sentence) => sentence.split(/\s+/).length >= 3)
+  const sentences: Array<Sentence> = []
+  texts.forEach((text, position) =>
+    sentences.push({
+      n: source.n,
+      position,
+      text,
+      words: contentWords(text),
+      title,
+      previous: sentences[position - 1]?.words ?? new Set()
+    })
+  )
+  return sentences
+}
+
+const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
+  let shared = 0
+  for (const word of a) if (b.has(word)) shared++
+  const union = a.size + b.size - shared
+  return union === 0 ? 0 : shared / union
+}
+
+/** "It opened in 1889." cited [2] reads "It opened in 1889 [2]." */
+const cite = (sentence: Sentence) => {
+  const end = sentence.text.match(/[.!?…]+["”’)]*$/)
+  return end === null
+    ? `${sentence.text} [${sentence.n}]`
+    : `${sentence.text.slice(0, end.index)} [${sentence.n}]${end[0]}`
+}
+
+/**
+ * Answers `question` with the sources' most relevant sentences, in reading order, each cited. A question word is
+ * weighted by its rarity among the sentences (a word no sentence has weighs most); a sentence scores the share of
+ * the question's weight it contains, words found only in its title or the sentence before counting half.
+ */
+export const extractAnswer = (
+  question: string,
+  sources: ReadonlyArray<{ readonly n: number; readonly title: string; readonly text: string }>
+): string => {
+  const sentences = sources.flatMap(sentencesOf)
+  const asked = [...contentWords(question)]
+  if (sentences.length === 0 || asked.length === 0) return noAnswer
+  const weight = new Map(asked.map((word) => {
+    const frequency = sentences.filter((sentence) => sentence.words.has(word)).length
+    return [word, Math.log(1 + sentences.length / (frequency === 0 ? 0.5 : frequency))]
+  }))
+  const total = asked.reduce((sum, word) => sum + weight.get(word)!, 0)
+  const ranked = sentences.map((sentence) => {
+    const own = asked.filter((word) => sentence.words.has(word))
+    const leaned = asked.filter((word) =>
+      !sentence.words.has(word) && (sentence.title.has(word) || sentence.previous.has(word))
+    )
+    const score = own.reduce((sum, word) => sum + weight.get(word)!, 0) +
+      leaned.reduce((sum, word) => sum + weight.get(word)! / contextDiscount, 0)
+    return { sentence, own, leaned, coverage: score / total }
+  }).filter((candidate) => candidate.own.length > 0)
+    .sort((a, b) =>
+      b.coverage - a.coverage || a.sentence.n - b.sentence.n || a.sentence.text.length - b.sentence.text.length
+    )
+  const best = ranked[0]
+  if (best === undefined || best.coverage < minimumCoverage) return noAnswer
+  const chosen = [best]
+  const covered = new Set([...best.own, ...best.leaned])
+  for (const candidate of ranked.slice(1)) {
+    if (chosen.length >= maxSentences) break
+    if (chosen.some(({ sentence }) => overlap(sentence.words, candidate.sentence.words) >= nearDuplicate)) continue
+    const adds = candidate.own.filter((word) => !covered.has(word))
+    if (adds.length > 0 && candidate.coverage >= companionCoverage) {
+      chosen.push(candidate)
+      for (const word of adds) covered.add(word)
+    }
+  }
+  const answer = chosen.map(({ sentence }) => sentence)
+  // A sentence that leans on the one before ("It was completed in 1889") is preceded by it.
+  for (const { sentence, leaned } of chosen) {
+    const before = sentences.find((other) => other.n === sentence.n && other.position === sentence.position - 1)
+    if (before !== undefined && !answer.includes(before) && leaned.some((word) => before.words.has(word))) {
+      answer.push(before)
+    }
+  }
+  return answer.sort((a, b) => a.n - b.n || a.position - b.position).map(cite).join(" ")
+}
+
+const userText = (message: Prompt.UserMessage) =>
+  message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+
+const promptText = (prompt: Prompt.Prompt) =>
+  prompt.content.map((message) =>
+    typeof message.content === "string"
+      ? message.content
+      : message.content.map((part) => ("text" in part ? part.text : "")).join("")
+  ).join("\n")
+
+/** Reads what `buildPrompt` wrote: the sources block of the system message and the last user message. */
+const answerPrompt = (options: LanguageModel.ProviderOptions) =>
+  Effect.gen(function*() {
+    if (options.responseFormat.type === "json") {
+      return yield* AiError.make({
+        module: "ExtractiveLanguageModel",
+        method: "generateObject",
+        reason: new AiError.InvalidUserInputError({
+          description: "the extractive provider only answers questions from sources; structured output needs an LLM " +
+            "(ENGRAM_LLM_BASE_URL)"
+        })
+      })
+    }
+    const messages = options.prompt.content
+    const sources = messages.flatMap((message) => message.role === "system" ? parseSources(message.content) : [])
+    const question = messages.findLast((message) => message.role === "user")
+    const text = extractAnswer(question === undefined ? "" : userText(question), sources)
+    const usage: Response.FinishPartEncoded["usage"] = {
+      inputTokens: { total: estimateTokens(promptText(options.prompt)) },
+      outputTokens: { total: estimateTokens(text), text: estimateTokens(text) }
+    }
+    return { text, usage }
+  })
+
+const textId = "extractive-answer"
+
+/** The built-in provider used when no LLM is configured: it selects and cites sentences, it never writes. */
+export const extractiveLanguageModel: Effect.Effect<LanguageModel.LanguageModel> = LanguageModel.make({
+  generateText: (options) =>
+    Effect.map(answerPrompt(options), ({ text, usage }): Array<Response.PartEncoded> => [
+      { type: "text", text },
+      { type: "finish", reason: "stop", usage }
+    ]),
+  streamText: (options) =>
+    Stream.unwrap(Effect.map(answerPrompt(options), ({ text, usage }) =>
+      Stream.fromIterable<Response.StreamPartEncoded>([
+        { type: "text-start", id: textId },
+        ...(text.match(/\s*\S+/g) ?? []).map((delta) => ({ type: "text-delta" as const, id: textId, delta })),
+        { type: "text-end", id: textId },
+        { type: "finish", reason: "stop", usage }
+      ])))
+})

@@ -1,0 +1,137 @@
+import { Prompt } from "effect/ai"
+import { countTokens } from "../ingest/chunk.ts"
+
+/** A retrieved chunk as the model sees it: `[n]` in the sources block and in the answer's citations. */
+export interface Passage {
+  readonly n: number
+  readonly chunkId: string
+  readonly documentId: string
+  readonly sourceId: string
+  readonly title: string
+  readonly text: string
+}
+
+export interface HistoryMessage {
+  readonly role: "user" | "assistant"
+  readonly content: string
+}
+
+/**
+ * Approximate tokens: words and punctuation marks, or a quarter of the characters when that is more (long
+ * identifiers, URLs and non-Latin scripts split into many more tokens than words).
+ */
+export const estimateTokens = (text: string): number => Math.max(countTokens(text), Math.ceil(text.length / 4))
+
+/** The fixed rule every answer follows, whatever the agent's instructions say. */
+export const answeringRule =
+  "Answer the question using only the numbered sources below. After each statement, cite the source it comes " +
+  "from by its number in square brackets, such as [1] or [2][3]. If the sources do not contain the answer, say " +
+  "plainly that they do not, and do not guess."
+
+const sourcesOpen = "<sources>"
+const sourcesClose = "</sources>"
+const noSources = "(no sources were found)"
+const truncationMark = " …"
+
+const header = (n: number, title: string) => `[${n}] ${title.replace(/\s+/g, " ").trim() || "Untitled"}`
+
+/** Blank lines inside a passage are collapsed, so a blank line in the block always separates two sources. */
+const renderPassage = (passage: Passage) =>
+  `${header(passage.n, passage.title)}\n${passage.text.trim().replace(/\n[ \t]*\n\s*/g, "\n")}`
+
+/** The longest word-boundary prefix of `text` whose estimate fits `budget` tokens, marked as cut. */
+const truncateToTokens = (text: string, budget: number): string => {
+  const words = text.match(/\s*\S+/g) ?? []
+  let low = 0
+  let high = words.length
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2)
+    if (estimateTokens(words.slice(0, middle).join("") + truncationMark) <= budget) low = middle
+    else high = middle - 1
+  }
+  return low === 0 ? "" : words.slice(0, low).join("").trim() + truncationMark
+}
+
+export const fitPassages = (
+  passages: ReadonlyArray<Omit<Passage, "n">>,
+  budgetTokens: number
+): ReadonlyArray<Passage> => {
+  const fitted: Array<Passage> = []
+  let used = 0
+  for (const passage of passages) {
+    const n = fitted.length + 1
+    const numbered = { ...passage, n }
+    const cost = estimateTokens(renderPassage(numbered))
+    if (used + cost <= budgetTokens) {
+      fitted.push(numbered)
+      used += cost
+    } else {
+      if (n === 1) {
+        const room = Math.max(1, budgetTokens - estimateTokens(header(1, passage.title)))
+        fitted.push({ ...numbered, text: truncateToTokens(passage.text, room) })
+      }
+      break
+    }
+  }
+  return fitted
+}
+
+const sourcesBlock = (passages: ReadonlyArray<Passage>) =>
+  [sourcesOpen, passages.length === 0 ? noSources : passages.map(renderPassage).join("\n\n"), sourcesClose].join("\n")
+
+export const buildPrompt = (input: {
+  readonly instructions: string
+  readonly passages: ReadonlyArray<Passage>
+  readonly history: ReadonlyArray<HistoryMessage>
+  readonly question: string
+}): Prompt.Prompt => {
+  const instructions = input.instructions.trim()
+  const system = [...(instructions === "" ? [] : [instructions]), answeringRule, sourcesBlock(input.passages)]
+    .join("\n\n")
+  return Prompt.make([
+    { role: "system", content: system },
+    ...input.history.map((message) => ({ role: message.role, content: message.content })),
+    { role: "user", content: input.question }
+  ])
+}
+
+/** A source read back from a prompt that `buildPrompt` wrote. */
+export interface PromptSource {
+  readonly n: number
+  readonly title: string
+  readonly text: string
+}
+
+/**
+ * The numbered sources of a system message written by `buildPrompt`: none when it has no sources block. A source
+ * starts at a blank line followed by the next number's header (passages themselves have no blank lines).
+ */
+export const parseSources = (system: string): ReadonlyArray<PromptSource> => {
+  const opening = `${answeringRule}\n\n${sourcesOpen}\n`
+  const start = system.indexOf(opening)
+  const end = system.lastIndexOf(`\n${sourcesClose}`)
+  if (start < 0 || end < start + opening.length) return []
+  const lines = system.slice(start + opening.length, end).split("\n")
+  const sources: Array<{ n: number; title: string; lines: Array<string> }> = []
+  lines.forEach((line, index) => {
+    const next = sources.length + 1
+    const prefix = `[${next}] `
+    if (line.startsWith(prefix) && (index === 0 || lines[index - 1] === "")) {
+      sources.push({ n: next, title: line.slice(prefix.length), lines: [] })
+    } else {
+      sources.at(-1)?.lines.push(line)
+    }
+  })
+  return sources.map((source) => ({ n: source.n, title: source.title, text: source.lines.join("\n").trim() }))
+}
+
+export const citedNumbers = (answer: string, passageCount: number): ReadonlyArray<number> => {
+  const cited: Array<number> = []
+  for (const match of answer.matchAll(/\[(\d+(?:\s*[,;]\s*\d+)*)\]/g)) {
+    for (const digits of match[1]!.split(/\s*[,;]\s*/)) {
+      const n = Number(digits)
+      if (n >= 1 && n <= passageCount && !cited.includes(n)) cited.push(n)
+    }
+  }
+  return cited
+}

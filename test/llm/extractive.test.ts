@@ -1,0 +1,227 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Schema, Stream } from "effect"
+import type { Prompt } from "effect/ai"
+import { extractiveLanguageModel, noAnswer } from "../../src/llm/extractive.ts"
+import {
+  answeringRule,
+  buildPrompt,
+  citedNumbers,
+  estimateTokens,
+  fitPassages,
+  type Passage,
+  parseSources
+} from "../../src/llm/prompt.ts"
+
+const retrieved: ReadonlyArray<Omit<Passage, "n">> = [
+  {
+    chunkId: "c-eiffel",
+    documentId: "d-paris",
+    sourceId: "s-1",
+    title: "Eiffel Tower",
+    text: "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris. It was completed in " +
+      "1889 as the entrance arch to the World's Fair. The tower is 330 metres tall."
+  },
+  {
+    chunkId: "c-photo",
+    documentId: "d-biology",
+    sourceId: "s-1",
+    title: "Photosynthesis",
+    text: "Photosynthesis converts light energy into chemical energy.\n\nPlants store this energy in glucose " +
+      "molecules. Oxygen is released as a by-product."
+  },
+  {
+    chunkId: "c-wall",
+    documentId: "d-china",
+    sourceId: "s-2",
+    title: "Great Wall of China",
+    text: "The Great Wall of China stretches over 21,000 kilometres. Construction began in the 7th century BC."
+  },
+  {
+    chunkId: "c-design",
+    documentId: "d-paris",
+    sourceId: "s-1",
+    title: "Eiffel Tower: design",
+    text: "The engineering company of Gustave Eiffel designed and built the tower. Many artists criticised its " +
+      "design at first."
+  }
+]
+
+const passages = fitPassages(retrieved, 3000)
+
+const promptFor = (question: string, over: ReadonlyArray<Passage> = passages) =>
+  buildPrompt({ instructions: "You are the travel desk.", passages: over, history: [], question })
+
+const answer = (prompt: Prompt.Prompt) =>
+  Effect.flatMap(extractiveLanguageModel, (model) => model.generateText({ prompt }))
+
+const citedChunks = (text: string) => citedNumbers(text, passages.length).map((n) => passages[n - 1]!.chunkId)
+
+describe("prompt", () => {
+  it.effect("the system message carries the instructions, the answering rule and the numbered sources; " +
+    "the history follows and the question is the last user message", () =>
+    Effect.sync(() => {
+      const prompt = buildPrompt({
+        instructions: "Be brief.",
+        passages: passages.slice(0, 2),
+        history: [{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello." }],
+        question: "How do plants store energy?"
+      })
+      assert.deepStrictEqual(prompt.content.map((message) => message.role), ["system", "user", "assistant", "user"])
+      const system = prompt.content[0]!
+      assert.strictEqual(system.role, "system")
+      if (system.role === "system") {
+        assert.isTrue(system.content.startsWith(`Be brief.\n\n${answeringRule}\n\n<sources>\n[1] Eiffel Tower\n`))
+        assert.isTrue(system.content.endsWith("\n</sources>"))
+        assert.include(
+          system.content,
+          "\n\n[2] Photosynthesis\nPhotosynthesis converts light energy into chemical energy.\nPlants store"
+        )
+        assert.deepStrictEqual(parseSources(system.content).map((source) => [source.n, source.title]), [
+          [1, "Eiffel Tower"],
+          [2, "Photosynthesis"]
+        ])
+      }
+      const last = prompt.content.at(-1)!
+      assert.strictEqual(last.role, "user")
+      if (last.role === "user") {
+        assert.deepStrictEqual(last.content.map((part) => part.type === "text" ? part.text : part.type), [
+          "How do plants store energy?"
+        ])
+      }
+    }))
+
+  it.effect.prop(
+    "sources read back as written, whatever the passages contain",
+    [Schema.Array(Schema.Struct({ title: Schema.String, text: Schema.String }))],
+    ([drafts]) =>
+      Effect.sync(() => {
+        const written = drafts.map((draft, i) => ({
+          ...draft,
+          n: i + 1,
+          chunkId: `c${i}`,
+          documentId: "d",
+          sourceId: "s"
+        }))
+        const system = buildPrompt({ instructions: "", passages: written, history: [], question: "q" }).content[0]!
+        assert.strictEqual(system.role, "system")
+        if (system.role !== "system") return
+        assert.deepStrictEqual(
+          parseSources(system.content),
+          written.map((passage) => ({
+            n: passage.n,
+            title: passage.title.replace(/\s+/g, " ").trim() || "Untitled",
+            text: passage.text.trim().replace(/\n[ \t]*\n\s*/g, "\n").trim()
+          }))
+        )
+      })
+  )
+
+  it.effect("fitPassages keeps passages in order while they fit the budget, and renumbers them", () =>
+    Effect.sync(() => {
+      const cost = (passage: Passage) => estimateTokens(`[${passage.n}] ${passage.title}\n${passage.text}`)
+      const all = fitPassages(retrieved, 100_000)
+      assert.deepStrictEqual(all.map((passage) => passage.n), [1, 2, 3, 4])
+      const budget = cost(all[0]!) + cost(all[1]!) + 5
+      const fitted = fitPassages(retrieved, budget)
+      assert.deepStrictEqual(fitted.map((passage) => [passage.n, passage.chunkId]), [[1, "c-eiffel"], [2, "c-photo"]])
+      assert.isAtMost(fitted.reduce((sum, passage) => sum + cost(passage), 0), budget)
+
+      const skipped = fitPassages(retrieved.slice(2), 1000)
+      assert.deepStrictEqual(skipped.map((passage) => [passage.n, passage.chunkId]), [[1, "c-wall"], [2, "c-design"]])
+    }))
+
+  it.effect("the first passage is kept, cut to the budget, when even it does not fit", () =>
+    Effect.sync(() => {
+      const [only, ...rest] = fitPassages(retrieved, 12)
+      assert.deepStrictEqual(rest, [])
+      assert.strictEqual(only!.n, 1)
+      assert.strictEqual(only!.chunkId, "c-eiffel")
+      assert.isTrue(only!.text.endsWith(" …"))
+      assert.isTrue(retrieved[0]!.text.startsWith(only!.text.slice(0, -2)))
+      assert.isAtMost(estimateTokens(`[1] Eiffel Tower\n${only!.text}`), 12)
+    }))
+
+  it.effect("citedNumbers: distinct markers of existing passages, in first-appearance order", () =>
+    Effect.sync(() => {
+      assert.deepStrictEqual(citedNumbers("A [2]. B [7][1]. C [0] [2] and [3, 1]; see [12].", 3), [2, 1, 3])
+      assert.deepStrictEqual(citedNumbers("No markers, only [a] and [ 1 ].", 3), [])
+    }))
+})
+
+describe("extractive language model", () => {
+  it.effect("answers with the relevant sentence and cites its passage", () =>
+    Effect.gen(function*() {
+      const plants = yield* answer(promptFor("How do plants store energy?"))
+      assert.include(plants.text, "Plants store this energy in glucose molecules [2].")
+      assert.deepStrictEqual(citedChunks(plants.text), ["c-photo"])
+      assert.strictEqual(plants.finishReason, "stop")
+
+      const designer = yield* answer(promptFor("Who designed the Eiffel Tower?"))
+      assert.include(designer.text, "The engineering company of Gustave Eiffel designed and built the tower [4].")
+      assert.deepStrictEqual(citedChunks(designer.text), ["c-design"])
+
+      const completed = yield* answer(promptFor("When was the Eiffel Tower completed?"))
+      assert.include(completed.text, "It was completed in 1889 as the entrance arch to the World's Fair [1].")
+      assert.deepStrictEqual(citedChunks(completed.text), ["c-eiffel"])
+
+      const wall = yield* answer(promptFor("How long is the Great Wall of China?"))
+      assert.strictEqual(wall.text, "The Great Wall of China stretches over 21,000 kilometres [3].")
+    }))
+
+  it.effect("says plainly, without markers, when the sources do not answer", () =>
+    Effect.gen(function*() {
+      for (const question of ["What is the boiling point of mercury?", "What is the population of Paris?", "Why?"]) {
+        const response = yield* answer(promptFor(question))
+        assert.strictEqual(response.text, noAnswer)
+        assert.deepStrictEqual(citedNumbers(response.text, passages.length), [])
+      }
+      assert.strictEqual((yield* answer(promptFor("How do plants store energy?", []))).text, noAnswer)
+      assert.strictEqual(noAnswer, "The sources do not contain an answer to this question.")
+    }))
+
+  it.effect("uses the last user message as the question, after a history", () =>
+    Effect.gen(function*() {
+      const prompt = buildPrompt({
+        instructions: "",
+        passages,
+        history: [
+          { role: "user", content: "Who designed the Eiffel Tower?" },
+          { role: "assistant", content: "Gustave Eiffel's company [4]." }
+        ],
+        question: "How long is the Great Wall of China?"
+      })
+      assert.deepStrictEqual(citedNumbers((yield* answer(prompt)).text, passages.length), [3])
+    }))
+
+  it.effect("streams text-start, word deltas, text-end and a finish with usage, joining to the generated text", () =>
+    Effect.gen(function*() {
+      const prompt = promptFor("When was the Eiffel Tower completed?")
+      const model = yield* extractiveLanguageModel
+      const generated = yield* model.generateText({ prompt })
+      const parts = Array.from(yield* Stream.runCollect(model.streamText({ prompt })))
+      const deltas = parts.flatMap((part) => (part.type === "text-delta" ? [part.delta] : []))
+      assert.isAbove(deltas.length, 5)
+      assert.strictEqual(deltas.join(""), generated.text)
+      assert.deepStrictEqual(parts.map((part) => part.type).filter((type) => type !== "text-delta"), [
+        "text-start",
+        "text-end",
+        "finish"
+      ])
+      const finish = parts.at(-1)!
+      if (finish.type === "finish") {
+        assert.strictEqual(finish.reason, "stop")
+        assert.strictEqual(finish.usage.outputTokens.total, estimateTokens(generated.text))
+        assert.isAbove(finish.usage.inputTokens.total ?? 0, 100)
+      }
+      assert.deepStrictEqual(generated.usage.outputTokens.total, estimateTokens(generated.text))
+    }))
+
+  it.effect("refuses structured output: that needs an LLM", () =>
+    Effect.gen(function*() {
+      const model = yield* extractiveLanguageModel
+      const schema = Schema.Struct({ a: Schema.String })
+      const error = yield* model.generateObject({ prompt: "Extract", schema }).pipe(Effect.flip)
+      assert.strictEqual(error.reason._tag, "InvalidUserInputError")
+      assert.include(error.message, "ENGRAM_LLM_BASE_URL")
+    }))
+})
