@@ -1,5 +1,6 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import OpenAI from "openai"
 import { afterAll } from "vitest"
 import { startChatServer } from "../support/chatServer.ts"
 import { login, request } from "../support/http.ts"
@@ -260,6 +261,47 @@ layer(freshServer("pglite", { llmBaseUrl: Option.some(chat.url), llmModel: "stan
         assert.include(String(system.content), "Answer briefly.")
         assert.include(String(system.content), corpus.ducks)
         assert.deepStrictEqual(body.messages[body.messages.length - 1], { role: "user", content: "Where do mallards feed?" })
+      }))
+
+    it.effect("the chat-completions endpoint streams the model's answer and forwards history and options", () =>
+      Effect.gen(function*() {
+        slowReply = false
+        const { url, token, agentId } = yield* seeded("Sdk Modeller")
+        const client = new OpenAI({ baseURL: `${url}/api/v1/engram/${agentId}`, apiKey: token, maxRetries: 0 })
+        const before = chat.requests.length
+        const stream = yield* Effect.promise(() =>
+          client.chat.completions.create({
+            model: agentId,
+            messages: [
+              { role: "system", content: "Use British spelling." },
+              { role: "user", content: "Hi" },
+              { role: "assistant", content: "Hello! Ask me about ducks." },
+              { role: "user", content: "Where do mallards feed?" }
+            ],
+            temperature: 0.3,
+            max_completion_tokens: 50,
+            stop: ["END"],
+            stream: true
+          })
+        )
+        const text = yield* Effect.promise(async () => {
+          let all = ""
+          for await (const chunk of stream) all += chunk.choices[0]?.delta.content ?? ""
+          return all
+        })
+        assert.strictEqual(text, "Mallards feed at the water surface [1]. You asked: Where do mallards feed?")
+        const sent = chat.requests.slice(before)
+        assert.strictEqual(sent.length, 1)
+        const body = sent[0]!
+        assert.strictEqual(body.temperature, 0.3)
+        assert.strictEqual(body.max_tokens, 50)
+        assert.deepStrictEqual(body.stop, ["END"])
+        assert.include(String(body.messages[0]!.content), "Use British spelling.")
+        assert.deepStrictEqual(body.messages.slice(1).map((m) => [m.role, m.content]), [
+          ["user", "Hi"],
+          ["assistant", "Hello! Ask me about ducks."],
+          ["user", "Where do mallards feed?"]
+        ])
       }))
 
     it.effect("cancel stops a streaming run within a second and records it cancelled", () =>
