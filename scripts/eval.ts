@@ -14,6 +14,7 @@ import * as Path from "node:path"
 import type { Strategy } from "../src/domain/Search.ts"
 import type { UserId } from "../src/domain/User.ts"
 import { argument, call, machine, percentile, pool, startInstance, waitForSource } from "./lib/instance.ts"
+import { mean, mrrAt, ndcgAt, recallAt } from "./lib/metrics.ts"
 
 const datasetDir = argument("dataset")
 if (datasetDir === undefined) {
@@ -42,19 +43,6 @@ for (const line of Fs.readFileSync(Path.join(datasetDir, "qrels", `${split}.tsv`
 }
 const evaluated = [...qrels.keys()].filter((id) => queries.has(id)).slice(0, limitQueries)
 
-const ndcgAt = (ranked: ReadonlyArray<string>, relevant: Map<string, number>, k: number) => {
-  const dcg = ranked.slice(0, k).reduce((sum, id, i) => sum + ((2 ** (relevant.get(id) ?? 0)) - 1) / Math.log2(i + 2), 0)
-  const ideal = [...relevant.values()].sort((a, b) => b - a).slice(0, k)
-    .reduce((sum, grade, i) => sum + ((2 ** grade) - 1) / Math.log2(i + 2), 0)
-  return ideal === 0 ? 0 : dcg / ideal
-}
-const recallAt = (ranked: ReadonlyArray<string>, relevant: Map<string, number>, k: number) =>
-  ranked.slice(0, k).filter((id) => relevant.has(id)).length / relevant.size
-const mrrAt = (ranked: ReadonlyArray<string>, relevant: Map<string, number>, k: number) => {
-  const index = ranked.slice(0, k).findIndex((id) => relevant.has(id))
-  return index === -1 ? 0 : 1 / (index + 1)
-}
-const mean = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0) / Math.max(values.length, 1)
 
 const program = Effect.gen(function*() {
   const instance = yield* startInstance({

@@ -36,11 +36,16 @@ export interface EngramSettings {
   readonly embedBatchSize: number
   readonly rerankModelDir: Option.Option<string>
   readonly rerankCandidates: number
+  readonly extractor: "auto" | "rules" | "llm" | "off"
+  readonly extractLlmConcurrency: number
+  readonly extractLlmMaxCalls: number
+  readonly extractTimeoutSeconds: number
   readonly bm25K1: number
   readonly bm25B: number
   readonly fusionK: number
   readonly fusionWeightVector: number
   readonly fusionWeightLexical: number
+  readonly fusionWeightGraph: number
   readonly llmBaseUrl: Option.Option<string>
   readonly llmApiKey: Option.Option<Redacted.Redacted<string>>
   readonly llmModel: string
@@ -174,11 +179,20 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   embedBatchSize: setting(integerBetween(1, 512), "ENGRAM_EMBED_BATCH_SIZE", 32),
   rerankModelDir: optionalSetting(NonEmpty, "ENGRAM_RERANK_MODEL_DIR"),
   rerankCandidates: setting(integerBetween(1, 200), "ENGRAM_RERANK_CANDIDATES", 30),
+  extractor: setting(
+    Schema.Literals(["auto", "rules", "llm", "off"]).annotate(withMessage("must be auto, rules, llm or off")),
+    "ENGRAM_EXTRACTOR",
+    "auto"
+  ),
+  extractLlmConcurrency: setting(integerBetween(1, 16), "ENGRAM_EXTRACT_LLM_CONCURRENCY", 1),
+  extractLlmMaxCalls: setting(integerBetween(1, 100), "ENGRAM_EXTRACT_LLM_MAX_CALLS", 8),
+  extractTimeoutSeconds: setting(integerBetween(1, 3600), "ENGRAM_EXTRACT_TIMEOUT_SECONDS", 300),
   bm25K1: setting(numberBetween(0, 10), "ENGRAM_BM25_K1", 1.2),
   bm25B: setting(numberBetween(0, 1), "ENGRAM_BM25_B", 0.75),
   fusionK: setting(integerBetween(1, 1000), "ENGRAM_FUSION_K", 60),
   fusionWeightVector: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_VECTOR", 1),
   fusionWeightLexical: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_LEXICAL", 1),
+  fusionWeightGraph: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_GRAPH", 1),
   llmBaseUrl: optionalSetting(HttpBaseUrl, "ENGRAM_LLM_BASE_URL"),
   llmApiKey: Config.map(optionalSetting(NonEmpty, "ENGRAM_LLM_API_KEY"), Option.map(Redacted.make)),
   llmModel: setting(NonEmpty, "ENGRAM_LLM_MODEL", "gpt-4o-mini"),

@@ -5,6 +5,7 @@ import { Api } from "./api/Api.ts"
 import { AgentsHandlers } from "./http/Agents.ts"
 import { AuthHandlers } from "./http/Auth.ts"
 import { DocumentsHandlers } from "./http/Documents.ts"
+import { GraphHandlers } from "./http/Graph.ts"
 import { JobsHandlers } from "./http/Jobs.ts"
 import { RunsHandlers } from "./http/Runs.ts"
 import { CompatHandlers } from "./http/Compat.ts"
@@ -19,6 +20,9 @@ import { Auth } from "./services/Auth.ts"
 import { Db } from "./services/Db.ts"
 import { Documents } from "./services/Documents.ts"
 import { Embedder } from "./services/Embedder.ts"
+import { Extractor } from "./services/Extractor.ts"
+import { Graph } from "./services/Graph.ts"
+import { GraphSearch } from "./services/GraphSearch.ts"
 import { Jobs } from "./services/Jobs.ts"
 import { LexicalIndex } from "./services/LexicalIndex.ts"
 import { LlmClient } from "./services/LlmClient.ts"
@@ -37,7 +41,7 @@ const Ingestion = Syncs.layer.pipe(Layer.provideMerge(Documents.layer), Layer.pr
 
 const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.layer).pipe(
   Layer.provideMerge(Pipeline.layer),
-  Layer.provideMerge(VectorIndex.layer)
+  Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer))
 )
 
 /** Services shared by the HTTP handlers and the workers, on one database. */
@@ -49,7 +53,15 @@ export const AppServices = Runs.layer.pipe(
     Processing.pipe(Layer.provideMerge(Ingestion))
   )),
   Layer.provide(Users.layer),
-  Layer.provideMerge(Layer.mergeAll(Jobs.layer, Embedder.layer, Reranker.layer, LexicalIndex.layer, LlmClient.layer)),
+  Layer.provideMerge(Layer.mergeAll(
+    Jobs.layer,
+    Embedder.layer,
+    Reranker.layer,
+    LexicalIndex.layer,
+    GraphSearch.layer,
+    Graph.layer,
+    LlmClient.layer
+  )),
   Layer.provideMerge(Db.layer)
 )
 
@@ -63,6 +75,7 @@ const Routes = Layer.mergeAll(
         DocumentsHandlers,
         JobsHandlers,
         SearchHandlers,
+        GraphHandlers,
         AgentsHandlers,
         RunsHandlers,
         CompatHandlers

@@ -3,6 +3,7 @@ import { AgentsApi } from "./Agents.ts"
 import { AuthApi } from "./Auth.ts"
 import { CompatApi } from "./Compat.ts"
 import { DocumentsApi } from "./Documents.ts"
+import { GraphApi } from "./Graph.ts"
 import { JobsApi } from "./Jobs.ts"
 import { SearchApi } from "./Search.ts"
 import { SourcesApi } from "./Sources.ts"
@@ -18,6 +19,7 @@ export class Api extends HttpApi.make("engram")
   .add(DocumentsApi)
   .add(JobsApi)
   .add(SearchApi)
+  .add(GraphApi)
   .add(AgentsApi)
   .add(RunsApi)
   .add(CompatApi)

@@ -12,9 +12,9 @@ export const DocumentStatus = Schema.Literals(["queued", "processing", "paused",
 })
 export type DocumentStatus = typeof DocumentStatus.Type
 
-export const Stage = Schema.Literals(["parse", "chunk", "embed", "index"])
+export const Stage = Schema.Literals(["parse", "chunk", "extract", "embed", "index"])
 export type Stage = typeof Stage.Type
-export const stages: ReadonlyArray<Stage> = ["parse", "chunk", "embed", "index"]
+export const stages: ReadonlyArray<Stage> = ["parse", "chunk", "extract", "embed", "index"]
 
 export const ProcessingError = Schema.Struct({
   code: Schema.String,

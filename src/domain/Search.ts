@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 
 export const Strategy = Schema.Literals(["vector", "lexical", "multi"]).annotate({
-  description: "vector: dense similarity; lexical: BM25 over stemmed words; multi (default): both, fused by rank"
+  description: "vector: dense similarity; lexical: BM25 over stemmed words; multi (default): those and the " +
+    "event–entity graph, fused by rank"
 })
 export type Strategy = typeof Strategy.Type
 
@@ -36,9 +37,12 @@ export const SearchRequest = Schema.Struct({
 }).annotate({ identifier: "SearchRequest" })
 
 export const ListContribution = Schema.Struct({
-  list: Schema.String.annotate({ description: "vector or lexical (more lists plug in later)" }),
+  list: Schema.String.annotate({ description: "vector, lexical or graph" }),
   rank: Schema.Int,
-  score: Schema.Number.annotate({ description: "The list's own score: cosine similarity, or BM25" })
+  score: Schema.Number.annotate({
+    description: "The list's own score: cosine similarity, BM25, or the graph's event score (query entities an " +
+      "event involves, one-hop neighbours at half weight, plus a boost inside the query's time)"
+  })
 })
 
 export const SearchResult = Schema.Struct({

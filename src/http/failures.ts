@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { BadRequest, Conflict, httpError, NotFound, UnsupportedMediaType, ValidationFailed } from "../api/Errors.ts"
 import type { AgentsFailure } from "../services/Agents.ts"
 import type { DocumentsFailure } from "../services/Documents.ts"
+import type { GraphFailure } from "../services/Graph.ts"
 import type { SourcesFailure } from "../services/Sources.ts"
 
 const invalidCursor = () => httpError(BadRequest, "invalid_cursor", "The cursor is not one this API returned")
@@ -51,5 +52,25 @@ export const agentsFailure = (failure: AgentsFailure) => {
       return Effect.fail(httpError(NotFound, "source_not_found", `No such source: ${failure.reason.sourceId}`))
     case "InvalidCursor":
       return Effect.fail(invalidCursor())
+  }
+}
+
+/** Graph failures: another user's source, entity or event is answered exactly like a missing one. */
+export const graphFailure = (failure: GraphFailure) => {
+  switch (failure.reason._tag) {
+    case "SourceNotFound":
+      return Effect.fail(httpError(
+        NotFound,
+        "source_not_found",
+        failure.reason.sourceId === undefined ? "No such source" : `No such source: ${failure.reason.sourceId}`
+      ))
+    case "EntityNotFound":
+      return Effect.fail(httpError(NotFound, "entity_not_found", "No such entity"))
+    case "EventNotFound":
+      return Effect.fail(httpError(NotFound, "event_not_found", "No such event"))
+    case "InvalidCursor":
+      return Effect.fail(invalidCursor())
+    case "InvalidQuery":
+      return Effect.fail(ValidationFailed.create(failure.reason.issues))
   }
 }

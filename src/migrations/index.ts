@@ -3,13 +3,15 @@ import identity from "./0001_identity.ts"
 import ingestion from "./0002_ingestion.ts"
 import retrieval from "./0003_retrieval.ts"
 import agents from "./0004_agents.ts"
+import graph from "./0005_graph.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
   "0001_identity": identity,
   "0002_ingestion": ingestion,
   "0003_retrieval": retrieval,
-  "0004_agents": agents
+  "0004_agents": agents,
+  "0005_graph": graph
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -9,6 +9,7 @@ import type { UserId } from "../domain/User.ts"
 import type { Block } from "../ingest/Parsed.ts"
 import { detectFormat, type Format, mimeTypes } from "../ingest/parse/index.ts"
 import { Jobs } from "./Jobs.ts"
+import { Graph } from "./Graph.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
 import { Sources, type SourcesFailure } from "./Sources.ts"
 
@@ -191,6 +192,7 @@ export class Documents extends Context.Service<Documents, {
       const sources = yield* Sources
       const jobs = yield* Jobs
       const lexical = yield* LexicalIndex
+      const graph = yield* Graph
 
       const selectDocuments = (where: Statement.Fragment) =>
         sql`
@@ -387,6 +389,7 @@ export class Documents extends Context.Service<Documents, {
           yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), updated_at = now(),
             lease_owner = NULL, lease_expires_at = NULL
             WHERE document_id = ${documentId} AND status IN ('queued', 'running', 'paused')`
+          yield* graph.removeDocument(documentId)
           yield* sql`DELETE FROM documents WHERE id = ${documentId}`
           return Option.some({ chunks: row.chunks })
         })).pipe(Effect.orDie)
@@ -474,6 +477,7 @@ export class Documents extends Context.Service<Documents, {
           for (const row of vanished) if (row.status === "ready") yield* lexical.count(row.id, -1)
           yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
             WHERE document_id IN ${sql.in(ids)} AND status IN ('queued', 'running', 'paused')`
+          for (const id of ids) yield* graph.removeDocument(id)
           yield* sql`DELETE FROM documents WHERE id IN ${sql.in(ids)}`
         })).pipe(Effect.orDie)
         return ids.length

@@ -6,6 +6,8 @@ import { chunkParsed } from "../ingest/chunk.ts"
 import type { Block } from "../ingest/Parsed.ts"
 import { type Format, parseDocument, Unparseable } from "../ingest/parse/index.ts"
 import { Embedder } from "./Embedder.ts"
+import { Extractor } from "./Extractor.ts"
+import { Graph } from "./Graph.ts"
 import { type JobRow, Jobs } from "./Jobs.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
 import { Syncs } from "./Syncs.ts"
@@ -24,7 +26,7 @@ export type Outcome = "done" | "paused" | "cancelled"
 const embedBatch = 64
 
 /**
- * The document pipeline: parse → chunk → embed → index. Every stage writes only rows keyed by
+ * The document pipeline: parse → chunk → extract → embed → index. Every stage writes only rows keyed by
  * (document, version), so re-running one after a crash replaces its own output and never duplicates it;
  * index makes the version searchable and drops the previous one in one transaction.
  */
@@ -41,6 +43,8 @@ export class Pipeline extends Context.Service<Pipeline, {
       const vectors = yield* VectorIndex
       const syncs = yield* Syncs
       const lexical = yield* LexicalIndex
+      const extractor = yield* Extractor
+      const graph = yield* Graph
 
       const parse = Effect.fn("Pipeline.parse")(function*(documentId: string, version: number) {
         const [original] = yield* sql<{ format: Format; content: Uint8Array }>`
@@ -106,6 +110,30 @@ export class Pipeline extends Context.Service<Pipeline, {
         yield* jobs.progress(job.id, { done: 0, total: drafts.length })
       })
 
+      /** Entities and events of the version's chunks; stored per (document, version), so a re-run replaces them. */
+      const extract = Effect.fn("Pipeline.extract")(function*(documentId: string, version: number) {
+        const [document] = yield* sql<{ title: string }>`SELECT title FROM documents WHERE id = ${documentId}`.pipe(
+          Effect.orDie
+        )
+        if (document === undefined) return
+        const chunks = yield* sql<{ ordinal: number; text: string; speaker: string | null; spoken_at: Date | null }>`
+          SELECT ordinal, text, speaker, spoken_at FROM chunks
+          WHERE document_id = ${documentId} AND version = ${version}
+          ORDER BY ordinal`.pipe(Effect.orDie)
+        const { extraction } = yield* extractor.extract({
+          title: document.title,
+          // Engram does not know a document's own date yet: relative times anchor only to message times.
+          documentDate: null,
+          chunks: chunks.map((chunk) => ({
+            ordinal: chunk.ordinal,
+            text: chunk.text,
+            speaker: chunk.speaker,
+            spokenAt: chunk.spoken_at?.toISOString() ?? null
+          }))
+        })
+        yield* graph.store(documentId, version, extraction)
+      })
+
       /** Embeds, batch by batch, the chunks in `scope` that have no vector in the model's table yet. */
       const embedMissing = Effect.fnUntraced(function*(
         job: JobRow,
@@ -149,6 +177,7 @@ export class Pipeline extends Context.Service<Pipeline, {
           yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version <> ${version}`
           yield* sql`DELETE FROM document_parses WHERE document_id = ${documentId} AND version <> ${version}`
           yield* lexical.count(documentId, 1)
+          yield* graph.activate(documentId, version)
           return true
         })).pipe(Effect.orDie)
       })
@@ -185,6 +214,7 @@ export class Pipeline extends Context.Service<Pipeline, {
           yield* jobs.progress(job.id, { stage })
           if (stage === "parse") yield* parse(documentId, version)
           else if (stage === "chunk") yield* chunk(job, documentId, version)
+          else if (stage === "extract") yield* extract(documentId, version)
           else if (stage === "embed") yield* embed(job, documentId, version)
           else if (!(yield* index(job, documentId, version))) return yield* enter(job, documentId, stage).pipe(
             Effect.map((outcome) => outcome ?? "paused")

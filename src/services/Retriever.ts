@@ -5,6 +5,7 @@ import type { SearchResponse, Strategy } from "../domain/Search.ts"
 import type { UserId } from "../domain/User.ts"
 import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } from "../retrieval/fusion.ts"
 import { Embedder } from "./Embedder.ts"
+import { GraphSearch } from "./GraphSearch.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
 import { Reranker } from "./Reranker.ts"
 import { type IndexedModel, vectorLiteral, VectorIndex } from "./VectorIndex.ts"
@@ -26,6 +27,8 @@ export interface SearchInput {
   readonly saveExploration: boolean
   /** undefined: rerank multi results when a reranker is configured */
   readonly rerank?: boolean | undefined
+  /** multi: include the graph list (default true; the evaluation turns it off to compare) */
+  readonly graph?: boolean | undefined
 }
 
 /** How many candidates each list contributes to fusion, per result asked for. */
@@ -64,6 +67,7 @@ export class Retriever extends Context.Service<Retriever, {
       const vectors = yield* VectorIndex
       const lexical = yield* LexicalIndex
       const reranker = yield* Reranker
+      const graph = yield* GraphSearch
 
       /** Whether to rerank this search: asked for explicitly, or by default when a reranker is ready. */
       const rerankDecision = Effect.fn("Retriever.rerankDecision")(function*(input: SearchInput, notices: Array<string>) {
@@ -216,6 +220,16 @@ export class Retriever extends Context.Service<Retriever, {
               weight: settings.fusionWeightLexical,
               hits: hits.map((hit) => ({ id: hit.chunkId, score: hit.score }))
             })
+          }
+          if (input.strategy === "multi" && input.graph !== false) {
+            const hits = yield* graph.search(input.query, sourceIds, candidates)
+            if (hits.length > 0) {
+              lists.push({
+                name: "graph",
+                weight: settings.fusionWeightGraph,
+                hits: hits.map((hit) => ({ id: hit.chunkId, score: hit.score }))
+              })
+            }
           }
         } else {
           notices.push("there are no sources to search")

@@ -36,6 +36,7 @@ const SourceRow = Schema.Struct({
   last_synced_at: Schema.NullOr(Schema.Date),
   document_count: Schema.Int,
   chunk_count: Schema.Int,
+  event_count: Schema.Int,
   busy: Schema.Boolean
 })
 type SourceRow = typeof SourceRow.Type
@@ -50,7 +51,7 @@ const toSourceOut = (row: SourceRow) =>
     status: row.busy ? "processing" : "ready",
     document_count: row.document_count,
     chunk_count: row.chunk_count,
-    event_count: 0,
+    event_count: row.event_count,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     last_synced_at: row.last_synced_at?.toISOString() ?? null
@@ -170,6 +171,9 @@ export class Sources extends Context.Service<Sources, {
             (SELECT count(*) FROM documents d WHERE d.source_id = s.id)::int AS document_count,
             (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
               WHERE c.source_id = s.id)::int AS chunk_count,
+            (SELECT count(*) FROM events e
+              JOIN documents d ON d.id = e.document_id AND e.version = d.active_version AND d.status = 'ready'
+              WHERE e.source_id = s.id)::int AS event_count,
             EXISTS (SELECT 1 FROM jobs j WHERE j.source_id = s.id AND j.status IN ('queued', 'running')) AS busy
           FROM sources s
           WHERE ${where}`

@@ -33,7 +33,7 @@ describe("storage", () => {
         yield* withServer(settings, ({ sql }) =>
           Effect.gen(function*() {
             const rows = yield* sql<{ migration_id: number }>`SELECT migration_id FROM engram_migrations`
-            assert.deepStrictEqual(rows.map((row) => row.migration_id), [1, 2, 3, 4])
+            assert.deepStrictEqual(rows.map((row) => row.migration_id), [1, 2, 3, 4, 5])
             const vector = yield* sql<{ v: string }>`SELECT '[1,2,3]'::vector <=> '[1,2,4]'::vector AS v`
             assert.isTrue(Number(vector[0]!.v) > 0)
           }))

@@ -1,0 +1,144 @@
+/**
+ * Entity resolution keys: how a name is normalised and under which keys an entity can be matched, within a
+ * document (extract/rules.ts) and across the documents of a source (the graph store). Pure.
+ */
+import type { EntityKind } from "./Extraction.ts"
+
+const titles = new Set([
+  "mr",
+  "mrs",
+  "ms",
+  "miss",
+  "mx",
+  "dr",
+  "doctor",
+  "prof",
+  "professor",
+  "sir",
+  "dame",
+  "lord",
+  "lady",
+  "rev",
+  "reverend",
+  "hon",
+  "madam",
+  "mme",
+  "mlle",
+  "herr",
+  "frau"
+])
+
+/** Words left out of an organization's initials ("Bank of America" → "ba" as well as "boa"). */
+const initialsStopWords = new Set(["of", "and", "the", "for", "de", "la", "le", "du", "der", "und", "in", "on", "at", "to"])
+
+/** Legal-form words an organization's name may carry or drop ("Acme Corp" is "Acme"). */
+const corporateSuffixes = new Set([
+  "inc",
+  "incorporated",
+  "corp",
+  "corporation",
+  "co",
+  "company",
+  "ltd",
+  "limited",
+  "llc",
+  "llp",
+  "plc",
+  "gmbh",
+  "ag",
+  "sa",
+  "nv",
+  "bv",
+  "srl",
+  "spa",
+  "group",
+  "holdings"
+])
+
+/**
+ * The resolution key of a name: accents folded, lowercased, possessive 's and leading titles (Mr., Dr., Prof.…)
+ * and a leading "the" removed, dots and apostrophes dropped ("J.P." → "jp"), other punctuation as spaces,
+ * whitespace collapsed.
+ */
+export const normalizeName = (name: string): string => {
+  const folded = name
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .toLowerCase()
+    .replace(/[\u2018\u2019\u02bc`´]/g, "'")
+    .replace(/'s\b/g, "")
+    .replace(/s'(?=\s|$)/g, "s")
+    .replace(/[.']/g, "")
+    .replace(/&/g, " and ")
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim()
+  const tokens = folded.length === 0 ? [] : folded.split(" ")
+  let first = 0
+  while (first < tokens.length - 1 && (titles.has(tokens[first]!) || (first === 0 && tokens[first] === "the"))) first++
+  return tokens.slice(first).join(" ")
+}
+
+/** The initials of a multi-word organization name, with and without its small words; none for one word. */
+export const organizationAcronyms = (name: string): ReadonlyArray<string> => {
+  const tokens = withoutCorporateSuffix(normalizeName(name)).split(" ").filter((token) => token.length > 0)
+  if (tokens.length < 2) return []
+  const significant = tokens.filter((token) => !initialsStopWords.has(token))
+  const all = tokens.map((token) => token[0]).join("")
+  const initials = significant.map((token) => token[0]).join("")
+  return [...new Set([initials, all])].filter((acronym) => acronym.length >= 2)
+}
+
+/** A normalised organization name without its trailing legal form ("acme corp" → "acme"). */
+export const withoutCorporateSuffix = (key: string): string => {
+  const tokens = key.split(" ")
+  let end = tokens.length
+  while (end > 1 && corporateSuffixes.has(tokens[end - 1]!)) end--
+  return tokens.slice(0, end).join(" ")
+}
+
+/** Whether a normalised person name is a full name: two words or more, not starting with a lone initial. */
+const isFullPersonKey = (key: string) => {
+  const tokens = key.split(" ")
+  return tokens.length >= 2 && tokens[0]!.length > 1
+}
+
+/**
+ * Every key the entity can be matched under: its normalised name and aliases; for an organization also its
+ * name without the legal form and the acronym of a multi-word name; for a person only full names, so that a
+ * lone "Smith" or "J. Smith" never joins two different people across documents.
+ */
+export const matchKeys = (entity: {
+  readonly name: string
+  readonly kind: EntityKind
+  readonly aliases: ReadonlyArray<string>
+}): ReadonlyArray<string> => {
+  const name = normalizeName(entity.name)
+  const aliases = entity.aliases.map(normalizeName)
+  const keys: Array<string> = [name]
+  if (entity.kind === "person") {
+    keys.push(...aliases.filter(isFullPersonKey))
+  } else if (entity.kind === "organization") {
+    for (const key of [name, ...aliases]) keys.push(key, withoutCorporateSuffix(key))
+    keys.push(...organizationAcronyms(entity.name))
+  } else {
+    keys.push(...aliases)
+  }
+  return [...new Set(keys)].filter((key) => key.length > 0)
+}
+
+/** Kinds that may name the same thing: equal, or one of them undetermined ("other") or abstract ("concept"). */
+export const compatibleKinds = (a: EntityKind, b: EntityKind): boolean =>
+  a === b || a === "other" || b === "other" || a === "concept" || b === "concept"
+
+/**
+ * Two entities (of one source) are the same when they share a match key and their kinds are compatible:
+ * "Jordan" the person and "Jordan" the place share a key but stay apart.
+ */
+export const sameEntity = (
+  a: { readonly name: string; readonly kind: EntityKind; readonly aliases: ReadonlyArray<string> },
+  b: { readonly name: string; readonly kind: EntityKind; readonly aliases: ReadonlyArray<string> }
+): boolean => {
+  if (!compatibleKinds(a.kind, b.kind)) return false
+  const keys = new Set(matchKeys(a))
+  return matchKeys(b).some((key) => keys.has(key))
+}

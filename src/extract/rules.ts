@@ -1,0 +1,1404 @@
+/**
+ * The default extractor, no LLM: compromise tags sentences, names and verbs, chrono-node reads dates, and the
+ * rules below turn them into entities (resolved within the document) and one event per clause. Pure,
+ * deterministic and synchronous; the choices are listed in docs/decisions.md ("Event–entity extraction (rules)").
+ */
+import * as chrono from "chrono-node"
+import nlp from "compromise"
+import type {
+  EntityKind,
+  ExtractedEntity,
+  ExtractedEvent,
+  Extraction,
+  ExtractionInput,
+  ParticipantRole,
+  TimeValue
+} from "./Extraction.ts"
+import { normalizeName, organizationAcronyms, withoutCorporateSuffix } from "./resolve.ts"
+
+const maxStatement = 300
+
+interface TermJson {
+  readonly text: string
+  readonly pre: string
+  readonly post: string
+  readonly tags: ReadonlyArray<string>
+  readonly offset: { readonly start: number; readonly length: number }
+}
+
+interface VerbJson {
+  readonly offset: { readonly start: number; readonly length: number }
+  readonly verb: {
+    readonly infinitive: string
+    readonly negative: boolean
+    readonly grammar: {
+      readonly form: string
+      readonly tense: string
+      readonly passive?: boolean
+      readonly copula: boolean
+      readonly isInfinitive: boolean
+    }
+  }
+}
+
+interface MatchJson {
+  readonly offset: { readonly start: number; readonly length: number }
+}
+
+type Document = ReturnType<typeof nlp>
+
+const lexicon = (nlp.model() as { readonly one: { readonly lexicon: Record<string, unknown> } }).one.lexicon
+
+interface Term {
+  readonly text: string
+  readonly pre: string
+  readonly post: string
+  readonly tags: ReadonlySet<string>
+  /** Offsets within the chunk's text. */
+  readonly start: number
+  readonly end: number
+}
+
+interface Verb {
+  readonly lemma: string
+  readonly start: number
+  readonly end: number
+  readonly passive: boolean
+  readonly tense: "past" | "present" | "future"
+  readonly negative: boolean
+  /** An infinitive, gerund or participle: a complement of another verb rather than a clause of its own. */
+  readonly nonFinite: boolean
+  readonly subject: { readonly start: number; readonly end: number } | null
+}
+
+interface Sentence {
+  readonly index: number
+  readonly chunk: number
+  readonly start: number
+  readonly end: number
+  readonly text: string
+  readonly terms: ReadonlyArray<Term>
+  readonly verbs: ReadonlyArray<Verb>
+}
+
+const tenseOf = (form: string, tense: string): Verb["tense"] =>
+  tense === "PastTense" || form.includes("past")
+    ? "past"
+    : tense === "FutureTense" || form.includes("future")
+    ? "future"
+    : "present"
+
+const particles = new Set(["up", "down", "off", "out", "on", "in", "over", "away", "back", "through", "around", "along", "ahead", "apart", "aside", "together"])
+
+/** compromise's infinitive, with a phrasal particle kept ("lay off") and a following gerund dropped ("suggest moving"). */
+const lemmaOf = (infinitive: string) => {
+  const words = infinitive.toLowerCase().replace(/[^\p{L}\s-]+/gu, "").trim().split(/\s+/)
+  return words.length > 1 && particles.has(words[1]!) ? `${words[0]} ${words[1]}` : (words[0] ?? "")
+}
+
+/** Lines are parsed apart (chat lines and note bullets seldom end in a full stop); compromise splits sentences. */
+const sentencesOf = (text: string, chunk: number, firstIndex: number): Array<Sentence> => {
+  const sentences: Array<Sentence> = []
+  const lines = /[^\n]+/g
+  for (let line = lines.exec(text); line !== null; line = lines.exec(text)) {
+    const bullet = /^\s*(?:[-*•·>]+|\d+[.)])?\s*/.exec(line[0])![0].length
+    const base = line.index + bullet
+    const segment = line[0].slice(bullet)
+    if (segment.trim().length === 0) continue
+    nlp(segment).sentences().forEach((one) => {
+      const view = one as Document
+      const json = (view.json({ offset: true }) as ReadonlyArray<{ readonly terms: ReadonlyArray<TermJson> }>)[0]
+      const terms: Array<Term> = (json?.terms ?? [])
+        .filter((term) => term.text.length > 0)
+        .map((term) => ({
+          text: term.text,
+          pre: term.pre,
+          post: term.post,
+          tags: new Set(term.tags),
+          start: base + term.offset.start,
+          end: base + term.offset.start + term.offset.length
+        }))
+      if (terms.length === 0) return
+      const verbs: Array<Verb> = []
+      view.verbs().forEach((oneVerb) => {
+        const verbView = oneVerb as ReturnType<Document["verbs"]>
+        const verb = (verbView.json({ offset: true }) as ReadonlyArray<VerbJson>)[0]
+        if (verb === undefined) return
+        const subject = (verbView.subjects().json({ offset: true }) as ReadonlyArray<MatchJson>)[0]
+        const grammar = verb.verb.grammar
+        verbs.push({
+          lemma: lemmaOf(verb.verb.infinitive ?? ""),
+          start: base + verb.offset.start,
+          end: base + verb.offset.start + verb.offset.length,
+          passive: grammar.passive === true,
+          tense: tenseOf(grammar.form ?? "", grammar.tense ?? ""),
+          negative: verb.verb.negative,
+          nonFinite: grammar.isInfinitive || grammar.form === "gerund" || grammar.form === "infinitive",
+          subject: subject === undefined
+            ? null
+            : { start: base + subject.offset.start, end: base + subject.offset.start + subject.offset.length }
+        })
+      })
+      const start = terms[0]!.start
+      const last = terms[terms.length - 1]!
+      const end = last.end + (/^[.!?…"”')\]]*/.exec(last.post)?.[0].length ?? 0)
+      sentences.push({
+        index: firstIndex + sentences.length,
+        chunk,
+        start,
+        end,
+        text: text.slice(start, end).replace(/\s+/g, " ").trim(),
+        terms,
+        verbs
+      })
+    })
+  }
+  return sentences
+}
+
+interface Mention {
+  readonly id: number
+  readonly sentence: number
+  readonly chunk: number
+  readonly start: number
+  readonly end: number
+  /** The surface without titles, possessive 's or a leading "The". */
+  readonly surface: string
+  readonly key: string
+  /** What the text says it is; null when it does not say. */
+  kind: EntityKind | null
+  readonly possessive: boolean
+  readonly acronym: boolean
+  /** The mention this one stands in parentheses after, e.g. "(IBM)". */
+  readonly parentheticalOf: number | null
+  /** From a first name or a title (Mrs., Mr.), for "she"/"he". */
+  readonly gender: Gender | null
+  entity: number
+}
+
+type Gender = "female" | "male"
+
+const genderOf = (terms: ReadonlyArray<Term>, title: Term | null): Gender | null => {
+  const titleWord = title === null ? "" : lower(title.text)
+  if (["mrs", "ms", "miss", "madam", "dame", "lady"].includes(titleWord)) return "female"
+  if (["mr", "sir", "lord"].includes(titleWord)) return "male"
+  if (terms[0]!.tags.has("FemaleName")) return "female"
+  if (terms[0]!.tags.has("MaleName")) return "male"
+  return null
+}
+
+const personTags = ["Person", "FirstName", "LastName", "MaleName", "FemaleName", "Honorific"]
+const placeTags = ["Place", "Country", "City", "Region", "Address"]
+const notNameTags = ["Date", "Month", "WeekDay", "Holiday", "Pronoun", "Value", "Time", "Duration", "Verb", "Adverb"]
+
+/** Capitalised acronyms that name roles, units or chat shorthand rather than things. */
+const notEntityAcronyms = new Set([
+  "ceo", "cfo", "cto", "coo", "cmo", "vp", "svp", "evp", "hr", "pr", "qa", "ui", "ux", "ai", "ml", "api", "sdk",
+  "eta", "eod", "eow", "fyi", "asap", "ok", "okay", "tbd", "tba", "utc", "gmt", "est", "pst", "cet", "am", "pm",
+  "usd", "eur", "gbp", "gdp", "ipo", "kpi", "okr", "roi", "faq", "pdf", "url", "id", "lol", "btw", "imo", "afaik",
+  "q1", "q2", "q3", "q4", "fy", "h1", "h2", "ps", "nb", "etc", "ie", "eg", "vs", "tv", "dm", "wip", "mvp", "poc",
+  "i", "a", "ii", "iii", "iv"
+])
+
+const organizationHeads = new Set([
+  "inc", "corp", "corporation", "co", "company", "ltd", "limited", "llc", "plc", "gmbh", "ag", "group", "holdings",
+  "bank", "university", "college", "school", "institute", "foundation", "agency", "ministry", "department",
+  "council", "committee", "commission", "association", "federation", "league", "union", "society", "labs",
+  "laboratories", "systems", "technologies", "software", "airlines", "airways", "motors", "partners", "capital",
+  "ventures", "media", "party", "court", "police", "army", "navy", "times", "post", "journal", "herald", "fc",
+  "club", "fund", "authority", "office", "bureau", "services", "network", "studios", "pharmaceuticals",
+  "therapeutics", "energy", "industries", "solutions", "consulting", "parliament", "senate", "congress",
+  "reuters", "press", "news", "museum", "hospital", "church", "orchestra", "team", "board", "organization",
+  "organisation", "institution", "trust", "exchange", "reserve"
+])
+
+const placeHeads = new Set([
+  "street", "st", "avenue", "ave", "road", "rd", "boulevard", "lane", "river", "mountain", "mountains", "mount",
+  "lake", "park", "valley", "island", "islands", "bay", "county", "province", "city", "airport", "station",
+  "square", "bridge", "beach", "coast", "sea", "ocean", "desert", "forest", "canyon", "harbor", "harbour",
+  "region", "district", "peninsula", "gulf", "strait", "plaza", "village", "town", "state", "republic", "kingdom",
+  "cathedral", "palace", "castle", "tower", "stadium", "arena", "temple", "mosque", "abbey", "cemetery"
+])
+
+/** Nouns after a name that make it a product ("the Atlas app", "Zephyr 3 phone"). */
+const productNouns = new Set([
+  "app", "application", "phone", "smartphone", "laptop", "tablet", "device", "release", "version", "model",
+  "platform", "software", "tool", "chip", "processor", "car", "vehicle", "update", "plugin", "library", "framework",
+  "browser", "console", "headset", "camera", "drone", "engine", "drug", "vaccine", "service", "sdk", "api", "probe",
+  "spacecraft", "satellite", "rocket", "beta", "firmware", "robot", "aircraft", "jet", "os"
+])
+
+/** Nouns after a name that, with a possessive before it, make it a place ("its Cupertino campus"). */
+const placeNouns = new Set(["campus", "headquarters", "office", "offices", "plant", "factory", "site", "store", "branch", "facility", "warehouse", "lab", "studio", "home"])
+
+/** Nouns before a quoted title that make it a work. */
+const workNouns = new Set([
+  "book", "novel", "film", "movie", "song", "album", "paper", "report", "article", "essay", "show", "series",
+  "play", "poem", "painting", "documentary", "podcast", "memoir", "study", "opera", "game", "episode", "titled",
+  "called", "entitled"
+])
+
+/** Role words before or after a name that make it a person ("CEO Jane Smith", "Smith, the mayor"). */
+const personRoles = new Set([
+  "ceo", "cfo", "cto", "coo", "chief", "director", "manager", "minister", "president", "spokesperson",
+  "spokesman", "spokeswoman", "engineer", "analyst", "professor", "senator", "governor", "mayor", "founder",
+  "cofounder", "co-founder", "chairman", "chairwoman", "chair", "secretary", "officer", "lead", "designer",
+  "developer", "reporter", "author", "coach", "player", "striker", "actor", "actress", "singer", "writer",
+  "judge", "lawyer", "attorney", "researcher", "scientist", "candidate", "captain", "leader", "head", "editor",
+  "economist", "colleague", "intern", "recruiter", "advisor", "adviser", "consultant", "doctor"
+])
+
+/** Verbs whose parties, when one is an organization, are organizations too ("Acme acquired Globex"). */
+const organizationVerbs = new Set([
+  "acquire", "buy", "purchase", "merge", "sue", "invest", "fund", "partner", "take over", "spin off", "license",
+  "outbid", "delist", "list"
+])
+
+/** Verbs whose object, when a place, is where the event happens ("visited Berlin"). */
+const motionVerbs = new Set(["visit", "tour", "reach", "enter", "leave", "invade", "occupy", "host"])
+
+const placePrepositions = new Set([
+  "in", "at", "near", "outside", "inside", "across", "throughout", "within", "around", "to", "into", "onto", "from",
+  "via", "toward", "towards", "over"
+])
+
+/** Prepositions after which a name of unknown kind is taken for a place. */
+const placeOnlyPrepositions = new Set(["in", "near", "throughout", "across"])
+
+const lower = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}-]+/gu, "")
+const isCapitalised = (text: string) => /^[\p{Lu}\p{N}]/u.test(text) && /\p{L}/u.test(text)
+const isAcronymText = (text: string) => /^[\p{Lu}][\p{Lu}\d&.]{1,6}$/u.test(text.replace(/['’]s$/u, "")) && !/\p{Ll}/u.test(text)
+const stripPossessive = (text: string) => text.replace(/(?:['’]s|s['’])$/u, (match) => (match.startsWith("s") ? "s" : ""))
+const hasTag = (term: Term, tags: ReadonlyArray<string>) => tags.some((tag) => term.tags.has(tag))
+
+interface DocumentWords {
+  readonly speakerKeys: ReadonlySet<string>
+  /** Lower-cased words the document also writes in lower case: such a word at a sentence start is no name. */
+  readonly lowerCaseWords: ReadonlySet<string>
+  /** Words the document writes capitalised inside a sentence. */
+  readonly capitalisedWords: ReadonlySet<string>
+}
+
+/** A capitalised word opening a sentence is a name only when nothing says it is an ordinary word. */
+const isSentenceInitialName = (term: Term, next: Term | undefined, context: DocumentWords) => {
+  const word = lower(term.text)
+  if (context.capitalisedWords.has(word)) return true
+  if (context.lowerCaseWords.has(word) || word in lexicon) return false
+  if (!term.tags.has("Noun") || term.tags.has("Plural")) return false
+  if (/(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(word)) return false
+  return next === undefined || next.tags.has("Verb") || next.tags.has("Conjunction") || /^[,;:]/.test(term.post) ||
+    hasTag(next, ["ProperNoun", "Person", "Organization", "Place"])
+}
+
+const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, context: DocumentWords) => {
+  const term = terms[i]!
+  if (term.tags.has("AtMention")) return true
+  if (hasTag(term, notNameTags) && !term.tags.has("ProperNoun") && !term.tags.has("Person")) return false
+  if (hasTag(term, ["Date", "Month", "WeekDay", "Holiday", "Pronoun"]) || holidays.has(lower(term.text))) return false
+  if (!isCapitalised(term.text)) {
+    return (chat && hasTag(term, ["FirstName"])) || context.speakerKeys.has(lower(term.text))
+  }
+  if (/^\p{N}+$/u.test(term.text)) return false
+  if (isDemonym(term, terms[i + 1])) return false
+  if (isAcronymText(term.text) && notEntityAcronyms.has(lower(term.text))) return false
+  if (i > 0 && !/[.!?:]\s*$/.test(terms[i - 1]!.post) && !/^["“'‘(]/.test(term.pre)) return true
+  if (hasTag(term, ["ProperNoun", "Person", "Place", "Organization", "Acronym"])) {
+    return !(term.tags.has("Determiner") && terms.length > 1 && !isCapitalised(terms[i + 1]?.text ?? ""))
+  }
+  return isSentenceInitialName(term, terms[i + 1], context)
+}
+
+const demonyms = new Set(["french", "dutch", "greek", "thai", "swiss", "welsh", "irish", "scottish", "english", "czech", "iraqi", "israeli", "saudi", "pakistani", "bangladeshi", "yemeni", "kuwaiti", "qatari", "emirati", "somali", "nepali", "european", "african", "asian", "american", "arab"])
+
+/** "British officials", "the Finnish company": a nationality word before a common noun is no name. */
+const isDemonym = (term: Term, next: Term | undefined) => {
+  const word = lower(term.text)
+  return next !== undefined && /^\p{Ll}/u.test(next.text) && next.tags.has("Noun") && !next.tags.has("Pronoun") &&
+    (demonyms.has(word) || /(?:ish|ese|ian|ean|ic)$/.test(word))
+}
+
+/** Holidays are times, not things. */
+const holidays = new Set(["christmas", "easter", "thanksgiving", "ramadan", "eid", "hanukkah", "diwali", "halloween", "passover", "xmas"])
+
+const kindFromTags = (terms: ReadonlyArray<Term>): EntityKind | null => {
+  const head = terms[terms.length - 1]!
+  const vote = (tags: ReadonlyArray<string>) => terms.filter((term) => hasTag(term, tags)).length
+  if (hasTag(head, ["Organization"])) return "organization"
+  if (hasTag(head, placeTags)) return "place"
+  const person = vote(personTags)
+  const organization = vote(["Organization"])
+  const place = vote(placeTags)
+  const best = Math.max(person, organization, place)
+  if (best === 0) return null
+  return person === best ? "person" : organization === best ? "organization" : "place"
+}
+
+/** The kind the name's own words or its neighbours give ("Globex Inc", "Baker Street", "the Atlas app"). */
+/** A multi-word name's head word decides its kind ("Alaska Airlines", "Bank of America", "Gulf of Mexico"). */
+const kindFromHead = (nameTerms: ReadonlyArray<Term>): EntityKind | null => {
+  if (nameTerms.length < 2) return null
+  const words = nameTerms.map((term) => lower(term.text))
+  const last = words[words.length - 1]!
+  const ofHead = words[1] === "of" ? words[0]! : null
+  if (organizationHeads.has(last) || (ofHead !== null && organizationHeads.has(ofHead))) return "organization"
+  if (placeHeads.has(last) || (ofHead !== null && placeHeads.has(ofHead))) return "place"
+  return null
+}
+
+const kindFromContext = (
+  nameTerms: ReadonlyArray<Term>,
+  before: ReadonlyArray<Term>,
+  after: ReadonlyArray<Term>
+): EntityKind | null => {
+  const head = lower(nameTerms[nameTerms.length - 1]!.text)
+  const previous = before.length > 0 ? lower(before[before.length - 1]!.text) : ""
+  const next = after[0]
+  if (organizationHeads.has(head) && nameTerms.length > 1) return "organization"
+  if (placeHeads.has(head) && nameTerms.length > 1) return "place"
+  if (nameTerms.some((term) => /^\p{Ll}+\p{Lu}|\p{L}-?\d/u.test(term.text))) return "product"
+  if (next !== undefined && placeNouns.has(lower(next.text)) && /^(?:its|our|their|his|her|my|your)$/i.test(previous)) return "place"
+  if (next !== undefined && (productNouns.has(lower(next.text)) || /^\d+(?:\.\d+)*$/.test(next.text))) return "product"
+  if (personRoles.has(previous) && !organizationHeads.has(head)) return "person"
+  if (next !== undefined && /^,/.test(nameTerms[nameTerms.length - 1]!.post)) {
+    const role = after.slice(0, 4).map((term) => lower(term.text))
+    if (["the", "a", "an", "its", "our", "their"].includes(role[0] ?? "") && role.slice(1).some((word) => personRoles.has(word))) {
+      return "person"
+    }
+  }
+  if (nameTerms.length === 1 && isAcronymText(nameTerms[0]!.text)) return "organization"
+  if (placeOnlyPrepositions.has(previous)) return "place"
+  return null
+}
+
+const surfaceOf = (terms: ReadonlyArray<Term>) =>
+  terms
+    .map((term, i) => (i === terms.length - 1 ? term.text : term.text + term.post.replace(/[^.\s-]/g, "").replace(/\s+/g, " ")))
+    .join("")
+    .replace(/^@/, "")
+    .trim()
+
+const connectors = new Set(["of", "and", "&", "de", "du", "der", "von", "van", "for", "the", "la", "le", "in"])
+
+/** Heads of named awards, which take "in"/"for" ("Nobel Prize in Chemistry"). */
+const awardHeads = new Set(["prize", "award", "awards", "medal", "trophy", "cup"])
+
+interface NameSpan {
+  readonly terms: ReadonlyArray<Term>
+  readonly title: Term | null
+  readonly parenthetical: boolean
+  readonly quoted: boolean
+}
+
+/** Runs of name words: titles in front are noted and dropped, "of"/"&" kept between name words, "(…)" split off. */
+const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords): Array<NameSpan> => {
+  const terms = sentence.terms
+  const spans: Array<NameSpan> = []
+  let i = 0
+  while (i < terms.length) {
+    const honorific = terms[i]!.tags.has("Honorific") && i + 1 < terms.length && isCapitalised(terms[i + 1]!.text)
+    const first = honorific ? i + 1 : i
+    if (!isNameTerm(terms, first, chat, context) && !honorific) {
+      i++
+      continue
+    }
+    let end = first + 1
+    const breaks = (at: number) => /[,;:)!?"”]|[.]\s/.test(terms[at - 1]!.post) && !/^\p{Lu}\.$/u.test(terms[at - 1]!.text + ".")
+    while (end < terms.length) {
+      if (breaks(end) || /\(/.test(terms[end]!.pre)) break
+      if (isNameTerm(terms, end, chat, context) && !terms[end]!.tags.has("AtMention")) {
+        end++
+        continue
+      }
+      const word = lower(terms[end]!.text)
+      const following = end + 1 < terms.length && isNameTerm(terms, end + 1, chat, context) && !breaks(end + 1)
+      const head = lower(terms[end - 1]!.text)
+      const joins = word === "in" || word === "for"
+        ? awardHeads.has(head)
+        : organizationHeads.has(head) || placeHeads.has(head) || awardHeads.has(head) ||
+          terms[end]!.tags.has("Organization") || word === "&" || terms[end - 1]!.tags.has("Organization")
+      if (following && connectors.has(word) && word !== "the" && joins) {
+        end += 2
+        continue
+      }
+      break
+    }
+    let nameTerms = terms.slice(first, end)
+    if (nameTerms.length > 1 && lower(nameTerms[0]!.text) === "the") nameTerms = nameTerms.slice(1)
+    const quoted = /["“]/.test(nameTerms[0]!.pre) && /["”]/.test(nameTerms[nameTerms.length - 1]!.post)
+    if (nameTerms.length > 0 && !(nameTerms.length === 1 && lower(nameTerms[0]!.text) === "the")) {
+      spans.push({ terms: nameTerms, title: honorific ? terms[i]! : null, parenthetical: /\(/.test(nameTerms[0]!.pre), quoted })
+    }
+    i = end
+  }
+  return spans
+}
+
+/** Quoted titles ("The Quiet Shore") after a work noun, or of capitalised words, are works. */
+const quotedWorksOf = (sentence: Sentence, source: string): Array<{ start: number; end: number; surface: string }> => {
+  const works: Array<{ start: number; end: number; surface: string }> = []
+  const text = source.slice(sentence.start, sentence.end)
+  const pattern = /(\p{L}+)?\s*["“]([^"”]{2,80})["”]/gu
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    const title = match[2]!.trim().replace(/[.,]$/, "")
+    const words = title.split(/\s+/)
+    const capitalised = words.filter((word) => isCapitalised(word)).length
+    const cue = workNouns.has((match[1] ?? "").toLowerCase())
+    if (words.length <= 10 && isCapitalised(words[0]!) && (cue || capitalised / words.length >= 0.6)) {
+      const start = sentence.start + match.index + match[0].indexOf(match[2]!)
+      works.push({ start, end: start + match[2]!.length, surface: title })
+    }
+  }
+  return works
+}
+
+type MentionDraft = Omit<Mention, "id" | "parentheticalOf" | "entity"> & { readonly parenthetical: boolean }
+
+const listSeparator = /^\s*(?:,|,?\s*(?:and|or|&))\s*$/i
+
+/** Names listed together ("Carolyn Bertozzi, Morten Meldal and Barry Sharpless") share the kind the list shows. */
+const shareListKinds = (drafts: Array<MentionDraft>, source: string) => {
+  let group: Array<MentionDraft> = []
+  const settle = () => {
+    const kinds = new Set(group.flatMap((draft) => (draft.kind === null ? [] : [draft.kind])))
+    if (group.length > 1 && kinds.size === 1) {
+      const [kind] = kinds
+      group.forEach((draft, i) => {
+        if (draft.kind === null) group[i] = Object.assign(draft, { kind: kind! })
+      })
+    }
+    group = []
+  }
+  drafts.forEach((draft, i) => {
+    const previous = drafts[i - 1]
+    if (previous !== undefined && !listSeparator.test(source.slice(previous.end, draft.start))) settle()
+    group.push(draft)
+  })
+  settle()
+}
+
+const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, context: DocumentWords): Array<Mention> => {
+  const mentions: Array<Mention> = []
+  for (const sentence of sentences) {
+    const chunk = input.chunks[sentence.chunk]!
+    const chat = chunk.speaker !== null
+    const works = quotedWorksOf(sentence, chunk.text)
+    const drafts: Array<MentionDraft> = works.map((work) => ({
+      sentence: sentence.index, chunk: sentence.chunk, start: work.start, end: work.end, surface: work.surface,
+      key: normalizeName(work.surface), kind: "work", possessive: false, acronym: false, parenthetical: false, gender: null
+    }))
+    for (const span of nameSpansOf(sentence, chat, context)) {
+      const start = span.terms[0]!.start
+      const end = span.terms[span.terms.length - 1]!.end
+      if (works.some((work) => start < work.end && end > work.start)) continue
+      const last = span.terms[span.terms.length - 1]!
+      const possessive = /['’]s?$/.test(last.text)
+      const surface = stripPossessive(surfaceOf(span.terms))
+      const key = normalizeName(surface)
+      if (key.length === 0 || (key.length === 1 && span.title === null)) continue
+      const index = sentence.terms.indexOf(span.terms[0]!)
+      const lastIndex = sentence.terms.indexOf(last)
+      const acronym = span.terms.length === 1 && isAcronymText(span.terms[0]!.text)
+      const tagged = kindFromTags(span.terms)
+      const kind = span.title !== null
+        ? "person"
+        : span.quoted
+        ? "work"
+        : kindFromHead(span.terms) !== null
+        ? kindFromHead(span.terms)
+        : tagged === null || acronym
+        ? kindFromContext(span.terms, sentence.terms.slice(0, index), sentence.terms.slice(lastIndex + 1)) ?? tagged
+        : tagged
+      drafts.push({
+        sentence: sentence.index, chunk: sentence.chunk, start, end, surface, key, kind, possessive, acronym,
+        parenthetical: span.parenthetical, gender: genderOf(span.terms, span.title)
+      })
+    }
+    drafts.sort((a, b) => a.start - b.start)
+    shareListKinds(drafts, chunk.text)
+    drafts.forEach((draft, i) => {
+      const { parenthetical, ...rest } = draft
+      const previous = i > 0 ? mentions[mentions.length - 1]! : null
+      mentions.push({
+        ...rest,
+        id: mentions.length,
+        parentheticalOf: parenthetical && previous !== null && previous.sentence === sentence.index ? previous.id : null,
+        entity: -1
+      })
+    })
+  }
+  return mentions
+}
+
+interface EntityDraft {
+  kind: EntityKind | null
+  readonly keys: Set<string>
+  readonly surfaces: Array<string>
+  readonly mentions: Array<Mention>
+  /** Messages the entity spoke (chat speakers). */
+  spoken: number
+  readonly firstPosition: number
+}
+
+const position = (chunk: number, start: number) => chunk * 1e7 + start
+
+const compatible = (a: EntityKind | null, b: EntityKind | null) => a === null || b === null || a === b
+
+const keysFor = (key: string, kind: EntityKind | null) =>
+  kind === "organization" || kind === null ? [key, withoutCorporateSuffix(key)] : [key]
+
+const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInput): Array<EntityDraft> => {
+  const entities: Array<EntityDraft> = []
+  const create = (kind: EntityKind | null, key: string, at: number) => {
+    entities.push({ kind, keys: new Set(keysFor(key, kind)), surfaces: [], mentions: [], spoken: 0, firstPosition: at })
+    return entities.length - 1
+  }
+  const attach = (mention: Mention, entity: number) => {
+    const draft = entities[entity]!
+    mention.entity = entity
+    draft.mentions.push(mention)
+    draft.surfaces.push(mention.surface)
+    if (draft.kind === null && mention.kind !== null) draft.kind = mention.kind
+    for (const key of keysFor(mention.key, draft.kind)) draft.keys.add(key)
+  }
+  /** The candidate mentioned closest before `at`, else the first after it. */
+  const nearest = (candidates: ReadonlyArray<number>, at: number) => {
+    const lastSeen = (entity: number) => {
+      const before = entities[entity]!.mentions.map((m) => position(m.chunk, m.start)).filter((p) => p <= at)
+      return before.length > 0 ? Math.max(...before) : entities[entity]!.firstPosition <= at ? entities[entity]!.firstPosition : -1
+    }
+    const seen = candidates.filter((entity) => lastSeen(entity) >= 0).sort((a, b) => lastSeen(b) - lastSeen(a))
+    if (seen.length > 0) return seen[0]!
+    return [...candidates].sort((a, b) => entities[a]!.firstPosition - entities[b]!.firstPosition)[0] ?? null
+  }
+  const byKey = (mention: Mention) =>
+    entities.flatMap((entity, index) =>
+      compatible(entity.kind, mention.kind) && keysFor(mention.key, mention.kind).some((key) => entity.keys.has(key))
+        ? [index]
+        : []
+    )
+
+  for (const chunk of input.chunks) {
+    if (chunk.speaker === null || normalizeName(chunk.speaker).length === 0) continue
+    const key = normalizeName(chunk.speaker)
+    const at = position(input.chunks.indexOf(chunk), 0)
+    const existing = entities.findIndex((entity) => entity.keys.has(key))
+    const entity = existing >= 0 ? existing : create("person", key, at)
+    entities[entity]!.spoken++
+    entities[entity]!.surfaces.push(chunk.speaker.trim())
+  }
+
+  const isShortPerson = (mention: Mention) => {
+    const tokens = mention.key.split(" ")
+    return (mention.kind === "person" || mention.kind === null) && !mention.acronym &&
+      (tokens.length === 1 || (tokens.length === 2 && tokens[0]!.length === 1))
+  }
+  // "(IBM)" after a name waits for its host; other parentheticals ("Operations (Jonas Berg)") are names of their own.
+  const deferred = (mention: Mention) => mention.parentheticalOf !== null && mention.acronym
+  const ordered = [...mentions].filter((mention) => !deferred(mention))
+  // Full names first, so "Smith" can join "Jane Smith" even when it comes first.
+  for (const mention of ordered.filter((m) => !isShortPerson(m) && !m.acronym)) {
+    const at = position(mention.chunk, mention.start)
+    attach(mention, nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
+  }
+  for (const mention of ordered.filter(isShortPerson)) {
+    const at = position(mention.chunk, mention.start)
+    const tokens = mention.key.split(" ")
+    const initial = tokens.length === 2 ? tokens[0]! : null
+    const word = tokens[tokens.length - 1]!
+    const containing = (kinds: ReadonlyArray<EntityKind | null>, firstOnly: boolean) =>
+      entities.flatMap((entity, index) => {
+        if (!kinds.includes(entity.kind)) return []
+        return [...entity.keys].some((key) => {
+          const parts = key.split(" ")
+          if (parts.length < 2) return false
+          if (initial !== null) return parts[parts.length - 1] === word && parts[0]!.startsWith(initial)
+          return parts[0] === word || (!firstOnly && parts[parts.length - 1] === word)
+        })
+          ? [index]
+          : []
+      })
+    // A first name or surname joins a full name; a name of unknown kind may also be an organization's first word.
+    const candidates = [
+      containing(["person"], false),
+      mention.kind === null && initial === null ? containing([null], false) : [],
+      mention.kind === null && initial === null ? containing(["organization"], true) : []
+    ].find((list) => list.length > 0) ?? []
+    attach(mention, nearest(candidates, at) ?? nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
+  }
+  for (const mention of ordered.filter((m) => m.acronym)) {
+    const at = position(mention.chunk, mention.start)
+    const initialsOf = entities.flatMap((entity, index) =>
+      (entity.kind === "organization" || entity.kind === null) &&
+        entity.surfaces.some((surface) => organizationAcronyms(surface).includes(mention.key))
+        ? [index]
+        : []
+    )
+    attach(mention, nearest(initialsOf, at) ?? nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
+  }
+  for (const mention of mentions.filter(deferred)) {
+    const host = mentions[mention.parentheticalOf!]!
+    const hostEntity = entities[host.entity]
+    const alias = hostEntity !== undefined &&
+      (hostEntity.surfaces.some((surface) => organizationAcronyms(surface).includes(mention.key)) ||
+        (mention.acronym && hostEntity.kind !== "person"))
+    if (alias) {
+      if (hostEntity.kind === null) hostEntity.kind = "organization"
+      mention.kind = hostEntity.kind
+      attach(mention, host.entity)
+    } else {
+      const at = position(mention.chunk, mention.start)
+      attach(mention, nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
+    }
+  }
+  return entities
+}
+
+type Precision = TimeValue["precision"]
+
+const precisionOrder: ReadonlyArray<Precision> = ["minute", "hour", "day", "week", "month", "quarter", "year", "decade"]
+const coarser = (a: Precision, b: Precision): Precision =>
+  precisionOrder.indexOf(a) >= precisionOrder.indexOf(b) ? a : b
+
+interface Anchor {
+  readonly instant: Date
+  /** Minutes east of UTC, from the anchor's ISO text (UTC when it has none). */
+  readonly offset: number
+}
+
+const anchorOf = (iso: string | null): Anchor | null => {
+  if (iso === null) return null
+  const instant = new Date(iso)
+  if (Number.isNaN(instant.getTime())) return null
+  const zone = /([+-])(\d{2}):?(\d{2})$/.exec(iso.trim())
+  const offset = zone === null ? 0 : (zone[1] === "-" ? -1 : 1) * (Number(zone[2]) * 60 + Number(zone[3]))
+  return { instant, offset }
+}
+
+interface Wall {
+  readonly year: number
+  readonly month: number
+  readonly day: number
+  readonly hour: number
+  readonly minute: number
+}
+
+const day = 86_400_000
+
+/**
+ * Start and end of the period. Day and coarser are calendar periods written as UTC midnights; hours and minutes
+ * are instants, the wall clock read in the anchor's (or the text's) UTC offset.
+ */
+const periodOf = (wall: Wall, precision: Precision, offset: number): { start: Date; end: Date } => {
+  const { year, month, hour, minute } = wall
+  switch (precision) {
+    case "minute": {
+      const start = Date.UTC(year, month - 1, wall.day, hour, minute) - offset * 60_000
+      return { start: new Date(start), end: new Date(start + 60_000) }
+    }
+    case "hour": {
+      const start = Date.UTC(year, month - 1, wall.day, hour) - offset * 60_000
+      return { start: new Date(start), end: new Date(start + 3_600_000) }
+    }
+    case "day": {
+      const start = Date.UTC(year, month - 1, wall.day)
+      return { start: new Date(start), end: new Date(start + day) }
+    }
+    case "week": {
+      const date = Date.UTC(year, month - 1, wall.day)
+      const start = date - ((new Date(date).getUTCDay() + 6) % 7) * day
+      return { start: new Date(start), end: new Date(start + 7 * day) }
+    }
+    case "month":
+      return { start: new Date(Date.UTC(year, month - 1, 1)), end: new Date(Date.UTC(year, month, 1)) }
+    case "quarter": {
+      const first = Math.floor((month - 1) / 3) * 3
+      return { start: new Date(Date.UTC(year, first, 1)), end: new Date(Date.UTC(year, first + 3, 1)) }
+    }
+    case "year":
+      return { start: new Date(Date.UTC(year, 0, 1)), end: new Date(Date.UTC(year + 1, 0, 1)) }
+    case "decade": {
+      const first = year - (year % 10)
+      return { start: new Date(Date.UTC(first, 0, 1)), end: new Date(Date.UTC(first + 10, 0, 1)) }
+    }
+  }
+}
+
+const timeValue = (text: string, wall: Wall, precision: Precision, offset: number, relative: boolean): TimeValue => {
+  const { start, end } = periodOf(wall, precision, offset)
+  return { start: start.toISOString(), end: end.toISOString(), precision, text, relative }
+}
+
+const wallOf = (date: Date): Wall => ({
+  year: date.getUTCFullYear(),
+  month: date.getUTCMonth() + 1,
+  day: date.getUTCDate(),
+  hour: date.getUTCHours(),
+  minute: date.getUTCMinutes()
+})
+
+const numberWords: Record<string, number> = {
+  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
+  eleven: 11, twelve: 12, fifteen: 15, twenty: 20, thirty: 30, same: 0
+}
+
+type Unit = "day" | "week" | "month" | "year" | "decade"
+
+/** A time expression found in a sentence, resolved (or not) when its event is built. */
+interface TimeMention {
+  readonly start: number
+  readonly end: number
+  readonly text: string
+  /** Relative to the previous event: "two years later", "the next day". */
+  readonly sequence: { readonly amount: number | null; readonly unit: Unit } | null
+  /** Resolved value; null when it needs an anchor the document does not have. */
+  readonly value: TimeValue | null
+  /** A bare weekday ("on Friday"), moved a week by the verb's tense when chrono picked the wrong side. */
+  readonly bareWeekday: boolean
+}
+
+const unitPattern = "(day|week|month|year|decade)s?"
+const amountPattern = "(a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|several|a few|few|\\d+)"
+const sequencePatterns: ReadonlyArray<{ readonly pattern: RegExp; readonly read: (match: RegExpExecArray) => { amount: number | null; unit: Unit } }> = [
+  {
+    pattern: new RegExp(`\\b${amountPattern}\\s+${unitPattern}\\s+(later|afterwards?|after that|on|earlier|before(?:\\s+that)?|prior)\\b`, "gi"),
+    read: (match) => {
+      const amount = /^\d+$/.test(match[1]!) ? Number(match[1]) : (numberWords[match[1]!.toLowerCase()] ?? null)
+      const sign = /^(earlier|before|prior)/i.test(match[3]!) ? -1 : 1
+      return { amount: amount === null ? null : sign * amount, unit: match[2]!.toLowerCase() as Unit }
+    }
+  },
+  {
+    pattern: new RegExp(`\\bthe\\s+(next|following|previous|preceding)\\s+${unitPattern}\\b`, "gi"),
+    read: (match) => ({ amount: /next|following/i.test(match[1]!) ? 1 : -1, unit: match[2]!.toLowerCase() as Unit })
+  },
+  {
+    pattern: new RegExp(`\\bthe\\s+${unitPattern}\\s+(after|before)(?=\\s*[,.;!?]|\\s*$)`, "gi"),
+    read: (match) => ({ amount: /after/i.test(match[2]!) ? 1 : -1, unit: match[1]!.toLowerCase() as Unit })
+  },
+  {
+    pattern: new RegExp(`\\b(?:that|the)\\s+same\\s+${unitPattern}\\b`, "gi"),
+    read: (match) => ({ amount: 0, unit: match[1]!.toLowerCase() as Unit })
+  }
+]
+
+const relativeWords = /\b(?:today|tonight|tomorrow|yesterday|this|last|next|past|coming|ago|later|earlier|previous|current|now)\b/i
+const unitOnly = /^(?:this|last|next|past|previous|coming|current)\s+(week|month|quarter|year|decade)$/i
+const quarterWords: Record<string, number> = { first: 1, second: 2, third: 3, fourth: 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4 }
+
+/** chrono's reading of "May" the modal, a bare number or a lone "second" are not dates. */
+const isSpuriousDate = (text: string) =>
+  /^(?:now|second|\d{1,3})$/i.test(text.trim()) || /^(?:may|march|sun|sat|mon|wed|fri)$/.test(text.trim())
+
+/**
+ * "next month", "three years ago": counted on the anchor's calendar from the first of its month, since chrono
+ * counts from the anchor's day and overflows ("next month" on 31 October is 1 December).
+ */
+const calendarShift = (words: string, precision: Precision, anchor: Anchor): Wall | null => {
+  if (precision !== "month" && precision !== "quarter" && precision !== "year" && precision !== "decade") return null
+  const text = words.trim().toLowerCase()
+  const only = /^(this|current|next|coming|last|past|previous)\s+(?:month|quarter|year|decade)$/.exec(text)
+  const counted = new RegExp(`^(?:in\\s+)?${amountPattern}\\s+(?:month|quarter|year|decade)s?(?:\\s+(ago|earlier|before|later|from now|after))?$`, "i").exec(text)
+  let amount: number | null = null
+  if (only !== null) amount = /this|current/.test(only[1]!) ? 0 : /next|coming/.test(only[1]!) ? 1 : -1
+  else if (counted !== null) {
+    const size = /^\d+$/.test(counted[1]!) ? Number(counted[1]) : (numberWords[counted[1]!.toLowerCase()] ?? null)
+    if (size === null) return null
+    amount = /ago|earlier|before/.test(counted[2] ?? "") ? -size : size
+  }
+  if (amount === null) return null
+  const local = wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
+  const months = precision === "month" ? amount : precision === "quarter" ? 3 * amount : precision === "year" ? 12 * amount : 120 * amount
+  const moved = new Date(Date.UTC(local.year, local.month - 1 + months, 1))
+  return { ...wallOf(moved), hour: 0, minute: 0 }
+}
+
+/** Every time expression in the sentence, resolved against the anchor when it needs one. */
+const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | null): Array<TimeMention> => {
+  const text = source.slice(sentence.start, sentence.end)
+  const found: Array<TimeMention> = []
+  const overlaps = (start: number, end: number) => found.some((mention) => start < mention.end && end > mention.start)
+  /** "the Q2 roadmap", "the 2024 contract": a time that qualifies a noun is not the event's time. */
+  const qualifiesNoun = (end: number) => {
+    const next = sentence.terms.find((term) => term.start >= end)
+    return next !== undefined && source.slice(end, next.start).trim().length === 0 && next.tags.has("Noun") &&
+      /^\p{Ll}/u.test(next.text) && !hasTag(next, ["Date", "Time", "Duration", "Pronoun", "Value"])
+  }
+  const add = (mention: TimeMention) => {
+    if (!overlaps(mention.start, mention.end) && !qualifiesNoun(mention.end)) found.push(mention)
+  }
+  const at = (index: number, length: number, words: string) => ({
+    start: sentence.start + index,
+    end: sentence.start + index + length,
+    text: words
+  })
+
+  for (const { pattern, read } of sequencePatterns) {
+    pattern.lastIndex = 0
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+      add({ ...at(match.index, match[0].length, match[0]), sequence: read(match), value: null, bareWeekday: false })
+    }
+  }
+
+  for (let match, pattern = /\b(?:the\s+)?((?:1[5-9]|20)\d0)['’]?s\b|'(\d)0s\b/gi; (match = pattern.exec(text)) !== null;) {
+    const year = match[1] !== undefined ? Number(match[1]) : (Number(match[2]) >= 3 ? 1900 : 2000) + Number(match[2]) * 10
+    const wall = { year, month: 1, day: 1, hour: 0, minute: 0 }
+    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value: timeValue(match[0], wall, "decade", 0, false), bareWeekday: false })
+  }
+
+  for (
+    let match, pattern = /\b(?:Q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter)(?:\s+(?:of\s+)?((?:19|20)\d\d))?\b/gi;
+    (match = pattern.exec(text)) !== null;
+  ) {
+    const quarter = match[1] !== undefined ? Number(match[1]) : quarterWords[match[2]!.toLowerCase()]!
+    const stated = match[3] !== undefined
+    const year = stated ? Number(match[3]) : anchor === null ? null : new Date(anchor.instant.getTime() + anchor.offset * 60_000).getUTCFullYear()
+    const wall = year === null ? null : { year, month: (quarter - 1) * 3 + 1, day: 1, hour: 0, minute: 0 }
+    add({
+      ...at(match.index, match[0].length, match[0]),
+      sequence: null,
+      value: wall === null ? null : timeValue(match[0], wall, "quarter", 0, !stated),
+      bareWeekday: false
+    })
+  }
+
+  const reference = anchor ?? { instant: new Date(Date.UTC(2000, 0, 1)), offset: 0 }
+  for (const result of chrono.casual.parse(text, { instant: reference.instant, timezone: reference.offset })) {
+    const words = result.text.replace(/[\s,.;:!?]+$/, "")
+    if (isSpuriousDate(words) || overlaps(sentence.start + result.index, sentence.start + result.index + words.length)) continue
+    const start = result.start
+    const tags = result.tags()
+    const casual = [...tags].some((tag) => tag.startsWith("casualReference") || tag === "result/relativeDate")
+    const relative = !start.isCertain("year") || casual || relativeWords.test(words)
+    const unit = unitOnly.exec(words.trim())?.[1]?.toLowerCase() ??
+      (tags.has("result/relativeDate") ? /\b(minute|hour|day|week|month|quarter|year|decade)s?\b/i.exec(words)?.[1]?.toLowerCase() : undefined)
+    const precision: Precision = unit !== undefined
+      ? (unit as Precision)
+      : start.isCertain("hour")
+      ? (start.isCertain("minute") && (start.get("minute") !== 0 || /\d[:.]\d\d/.test(words)) ? "minute" : "hour")
+      : start.isCertain("day") || start.isCertain("weekday") || casual
+      ? "day"
+      : start.isCertain("month")
+      ? "month"
+      : "year"
+    const counted = anchor === null ? null : calendarShift(words, precision, anchor)
+    const wall = counted ?? {
+      year: start.get("year")!,
+      month: start.get("month")!,
+      day: start.get("day")!,
+      hour: start.get("hour") ?? 0,
+      minute: start.get("minute") ?? 0
+    }
+    const offset = start.isCertain("timezoneOffset") ? (start.get("timezoneOffset") ?? reference.offset) : reference.offset
+    let value = relative && anchor === null ? null : timeValue(words, wall, precision, offset, relative)
+    if (value !== null && result.end !== undefined && result.end !== null) {
+      const endWall = {
+        year: result.end.get("year")!,
+        month: result.end.get("month")!,
+        day: result.end.get("day")!,
+        hour: result.end.get("hour") ?? 0,
+        minute: result.end.get("minute") ?? 0
+      }
+      const endPeriod = periodOf(endWall, precision, offset)
+      if (endPeriod.end.getTime() > Date.parse(value.start)) value = { ...value, end: endPeriod.end.toISOString() }
+    }
+    const bareWeekday = start.isCertain("weekday") && !start.isCertain("day") && !/\b(?:next|last|this|coming|past)\b/i.test(words)
+    add({ ...at(result.index, words.length, words), sequence: null, value, bareWeekday })
+  }
+
+  for (
+    let match, pattern = /\b(?:in|during|since|by|until|till|through|of|from|early|late|mid-?|spring|summer|autumn|fall|winter|fiscal|FY|before|after)\s+((?:1[5-9]|20)\d\d)\b(?![-/'’]|\s*s\b)/gi;
+    (match = pattern.exec(text)) !== null;
+  ) {
+    const index = match.index + match[0].length - match[1]!.length
+    const wall = { year: Number(match[1]), month: 1, day: 1, hour: 0, minute: 0 }
+    add({ ...at(index, match[1]!.length, match[0]), sequence: null, value: timeValue(match[0], wall, "year", 0, false), bareWeekday: false })
+  }
+  return found.sort((a, b) => a.start - b.start)
+}
+
+const shifted = (value: TimeValue, days: number): TimeValue => ({
+  ...value,
+  start: new Date(Date.parse(value.start) + days * day).toISOString(),
+  end: new Date(Date.parse(value.end) + days * day).toISOString()
+})
+
+/** Resolves "two years later" against the previous event's time; null when there is none to count from. */
+const resolveSequence = (mention: TimeMention, previous: TimeValue | null): TimeValue | null => {
+  if (mention.sequence === null || mention.sequence.amount === null || previous === null) return null
+  const { amount, unit } = mention.sequence
+  const from = new Date(previous.start)
+  const moved = new Date(from.getTime())
+  if (unit === "day") moved.setUTCDate(moved.getUTCDate() + amount)
+  if (unit === "week") moved.setUTCDate(moved.getUTCDate() + 7 * amount)
+  if (unit === "month") moved.setUTCMonth(moved.getUTCMonth() + amount)
+  if (unit === "year") moved.setUTCFullYear(moved.getUTCFullYear() + amount)
+  if (unit === "decade") moved.setUTCFullYear(moved.getUTCFullYear() + 10 * amount)
+  const precision = coarser(unit, previous.precision)
+  return timeValue(mention.text, wallOf(moved), precision, 0, true)
+}
+
+const skippedLemmas = new Set(["be", "have", "do", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "let", "seem", "thank", "thanks"])
+const firstPerson = /^(?:i|we|me|us)(?:['’](?:ll|m|ve|d|re|s))?$/i
+const thirdPerson = /^(?:he|she|him|her)$/i
+const roleRank: Record<ParticipantRole, number> = { actor: 0, object: 1, place: 2, participant: 3 }
+
+interface Reference {
+  readonly start: number
+  readonly end: number
+  readonly entity: number
+  readonly via: "name" | "speaker" | "pronoun"
+  readonly possessive: boolean
+  readonly kind: EntityKind | null
+}
+
+const trimStatement = (text: string) => {
+  const clean = text.replace(/^[\s,;:]*(?:and|but|or|then|while|whereas)?\s+/i, "").replace(/\s+/g, " ").trim()
+  const sentence = clean.length > 0 ? clean[0]!.toUpperCase() + clean.slice(1) : clean
+  return sentence.length <= maxStatement ? sentence : `${sentence.slice(0, maxStatement - 1).replace(/\s+\S*$/, "")}…`
+}
+
+/**
+ * Confidence: 0.4, +0.25 when the actor is named in the text as the subject (+0.15 when it is the speaker saying
+ * "I"/"we" or implied, +0.1 through he/she), +0.1 with an object or a place, +0.1 with a time stated in the text,
+ * −0.15 when negated; at most 0.95.
+ */
+const confidenceOf = (
+  actorVia: Reference["via"] | null,
+  hasObjectOrPlace: boolean,
+  statedTime: boolean,
+  negative: boolean
+) => {
+  const actor = actorVia === "name" ? 0.25 : actorVia === "speaker" ? 0.15 : actorVia === "pronoun" ? 0.1 : 0
+  const score = 0.4 + actor + (hasObjectOrPlace ? 0.1 : 0) + (statedTime ? 0.1 : 0) - (negative ? 0.15 : 0)
+  return Math.round(Math.min(0.95, Math.max(0.05, score)) * 100) / 100
+}
+
+/** States, not events ("loved it", "we need a plan"). */
+const stativeLemmas = new Set([
+  "love", "like", "hate", "want", "need", "know", "think", "believe", "hope", "wish", "prefer", "mean", "seem",
+  "appear", "feel", "own", "belong", "contain", "consist", "remain", "guess", "bet", "suppose", "sound", "look"
+])
+
+/**
+ * Finite verbs that open a clause: complements ("agreed to buy") join the verb before them; states, verbs inside a
+ * quoted title, and a heading's leading word read as an imperative ("Budget review with …") are no events.
+ */
+const clauseVerbsOf = (sentence: Sentence, titles: ReadonlyArray<{ start: number; end: number }>, chat: boolean) => {
+  const heading = !chat && !/[.!?:]["”')\]]*$/.test(sentence.text)
+  const verbs = sentence.verbs.filter((verb) =>
+    verb.lemma.length > 0 && !skippedLemmas.has(verb.lemma) && !stativeLemmas.has(verb.lemma) &&
+    !titles.some((title) => verb.start < title.end && verb.end > title.start) &&
+    !(heading && verb.start === sentence.start && verb.subject === null)
+  )
+  const finite = verbs.filter((verb) => !verb.nonFinite)
+  return finite.length > 0 ? finite : verbs.slice(0, 1)
+}
+
+/** Subjects like "the company" or "the device" stand for the entity of that kind named last. */
+const descriptionKinds: ReadonlyArray<{ readonly kind: EntityKind; readonly nouns: ReadonlySet<string> }> = [
+  {
+    kind: "organization",
+    nouns: new Set([
+      "company", "firm", "group", "startup", "business", "bank", "carmaker", "automaker", "retailer", "giant", "maker",
+      "manufacturer", "agency", "corporation", "lender", "insurer", "airline", "publisher", "studio", "conglomerate",
+      "organisation", "organization", "club", "university", "regulator", "ministry", "government", "vendor", "supplier"
+    ])
+  },
+  {
+    kind: "product",
+    nouns: new Set([
+      "device", "product", "app", "phone", "headset", "probe", "spacecraft", "vehicle", "car", "software", "tool",
+      "platform", "model", "drug", "vaccine", "satellite", "rocket", "release", "feature", "game", "console", "laptop"
+    ])
+  },
+  { kind: "place", nouns: new Set(["city", "country", "town", "region", "capital", "nation", "island", "state", "village"]) },
+  { kind: "work", nouns: new Set(["film", "movie", "book", "novel", "album", "song", "paper", "report", "series", "show"]) }
+]
+
+const descriptionKindOf = (subject: string): EntityKind | null => {
+  const match = /^the\s+(?:[\p{L}-]+\s+){0,2}?([\p{L}-]+)$/iu.exec(subject.trim())
+  if (match === null) return null
+  const noun = match[1]!.toLowerCase()
+  return descriptionKinds.find((entry) => entry.nouns.has(noun))?.kind ?? null
+}
+
+/** Verbs whose object is a clause with a subject of its own, "that" or not ("said the company would hire"). */
+const reportingVerbs = new Set([
+  "say", "tell", "announce", "report", "claim", "confirm", "note", "state", "explain", "write", "warn",
+  "insist", "argue", "reveal", "suggest", "promise", "admit", "deny", "see", "hear", "learn", "realise", "realize",
+  "notice", "find", "show", "mention", "reply", "agree", "predict", "estimate", "fear", "assume", "expect", "ensure"
+])
+
+const clauseOpeners = /^(?:that|who|which|whom|whose|when|while|because|although|though|since|if|unless|until|where|whereas|so|but|and|or|then)$/i
+
+const between = (sentence: Sentence, start: number, end: number) =>
+  sentence.terms.filter((term) => term.start >= start && term.end <= end)
+
+const eventsOf = (
+  sentences: ReadonlyArray<Sentence>,
+  mentions: ReadonlyArray<Mention>,
+  entities: ReadonlyArray<EntityDraft>,
+  input: ExtractionInput,
+  entityIndex: (entity: number) => string
+): Array<ExtractedEvent> => {
+  const events: Array<ExtractedEvent> = []
+  let previousTime: TimeValue | null = null
+  const speakerEntity = (chunk: number) => {
+    const speaker = input.chunks[chunk]!.speaker
+    if (speaker === null) return null
+    const key = normalizeName(speaker)
+    const found = entities.findIndex((entity) => entity.kind === "person" && entity.keys.has(key))
+    return found >= 0 ? found : null
+  }
+  const genders = entities.map((entity) => entity.mentions.find((mention) => mention.gender !== null)?.gender ?? null)
+  /** "she"/"he": the last event's actor when it fits, else the person last named before, of a fitting gender. */
+  const antecedent = (pronoun: string, chunk: number, start: number) => {
+    const gender: Gender = /^(?:she|her)$/i.test(pronoun) ? "female" : "male"
+    const fits = (entity: number) =>
+      entities[entity]?.kind === "person" && (genders[entity] === null || genders[entity] === gender) &&
+      entities[entity]!.mentions.length > 0
+    const actor = recentActors.find(fits)
+    if (actor !== undefined) return actor
+    const before = mentions.filter((mention) =>
+      (mention.chunk < chunk || (mention.chunk === chunk && mention.start < start)) && fits(mention.entity)
+    )
+    return before.length > 0 ? before[before.length - 1]!.entity : null
+  }
+  let recentActors: Array<number> = []
+
+  for (const sentence of sentences) {
+    const chunk = input.chunks[sentence.chunk]!
+    const source = chunk.text
+    const speaker = speakerEntity(sentence.chunk)
+    const anchor = anchorOf(chunk.spokenAt ?? input.documentDate)
+    const times = timeMentionsOf(sentence, source, anchor)
+    const references: Array<Reference> = mentions
+      .filter((mention) => mention.sentence === sentence.index && mention.entity >= 0)
+      .map((mention) => ({
+        start: mention.start,
+        end: mention.end,
+        entity: mention.entity,
+        via: "name" as const,
+        possessive: mention.possessive,
+        kind: entities[mention.entity]!.kind
+      }))
+    for (const term of sentence.terms) {
+      const entity = speaker !== null && firstPerson.test(term.text)
+        ? speaker
+        : thirdPerson.test(term.text)
+        ? antecedent(term.text, sentence.chunk, term.start)
+        : null
+      if (entity === null) continue
+      references.push({
+        start: term.start,
+        end: term.end,
+        entity,
+        via: entity === speaker && firstPerson.test(term.text) ? "speaker" : "pronoun",
+        possessive: false,
+        kind: entities[entity]!.kind
+      })
+    }
+    references.sort((a, b) => a.start - b.start)
+
+    for (const verb of sentence.verbs) {
+      const subject = verb.subject
+      if (subject === null || references.some((reference) => reference.start < subject.end && reference.end > subject.start)) {
+        continue
+      }
+      const kind = descriptionKindOf(source.slice(subject.start, subject.end))
+      if (kind === null) continue
+      const before = mentions.filter((mention) =>
+        (mention.chunk < sentence.chunk || (mention.chunk === sentence.chunk && mention.start < subject.start)) &&
+        mention.entity >= 0
+      )
+      const named = [...before].reverse().find((mention) => entities[mention.entity]!.kind === kind) ??
+        [...before].reverse().find((mention) => entities[mention.entity]!.kind === null)
+      if (named === undefined) continue
+      references.push({ start: subject.start, end: subject.end, entity: named.entity, via: "pronoun", possessive: false, kind })
+    }
+    references.sort((a, b) => a.start - b.start)
+
+    const titles = mentions.filter((mention) => mention.sentence === sentence.index && mention.kind === "work")
+    const verbs = clauseVerbsOf(sentence, titles, chunk.speaker !== null)
+    const question = /\?["”')\]]*$/.test(sentence.text)
+    interface Clause {
+      readonly verb: Verb
+      readonly start: number
+      readonly subject: { readonly start: number; readonly end: number } | null
+      readonly coordinated: boolean
+    }
+    const clauses: Array<Clause> = []
+    for (const verb of verbs) {
+      const previous = clauses[clauses.length - 1]
+      if (previous === undefined) {
+        clauses.push({ verb, start: sentence.start, subject: verb.subject, coordinated: false })
+        continue
+      }
+      const gap = between(sentence, previous.verb.end, verb.start)
+        .filter((term) => !hasTag(term, ["Adverb", "Auxiliary", "Modal", "Negative"]))
+      const joiner = gap[gap.length - 1]
+      const coordinated = gap.length > 0 && joiner !== undefined && /^(?:and|or|but|then)$/i.test(joiner.text) ||
+        (gap.length === 0 && /,\s*$/.test(sentence.terms.find((term) => term.end === previous.verb.end)?.post ?? ""))
+      // compromise sometimes reads the previous verb's object as this verb's subject: a new subject needs a boundary.
+      const previousLast = [...between(sentence, previous.verb.start, previous.verb.end)].pop()
+      const lead = [
+        ...(previousLast === undefined ? [] : [previousLast]),
+        ...between(sentence, previous.verb.end, verb.subject?.start ?? verb.start)
+      ]
+      const bounded = reportingVerbs.has(previous.verb.lemma) ||
+        lead.some((term) => clauseOpeners.test(term.text) || /[,;:]/.test(term.post))
+      const subject = verb.subject !== null && verb.subject.start >= previous.verb.end && bounded ? verb.subject : null
+      const beforeVerb = [...between(sentence, previous.verb.end, verb.start)].reverse()
+        .find((term) => !hasTag(term, ["Adverb", "Auxiliary", "Modal", "Negative"]))
+      if (coordinated) {
+        clauses.push({ verb, start: joiner?.start ?? verb.start, subject: null, coordinated: true })
+      } else if (subject !== null) {
+        clauses.push({ verb, start: subject.start, subject, coordinated: false })
+      } else if (beforeVerb !== undefined && /,\s*$/.test(beforeVerb.post)) {
+        // "Williams, who won her first title in 1999, made the announcement": the main clause resumes.
+        clauses.push({ verb, start: verb.start, subject: null, coordinated: true })
+      }
+    }
+
+    let previousActors: Array<{ entity: number; via: Reference["via"] }> = []
+    let previousClauseTime: TimeMention | null = null
+    const sentenceWide = clauses.length > 0 ? times.filter((time) => time.end <= clauses[0]!.verb.start) : []
+    clauses.forEach((clause, i) => {
+      const end = clauses[i + 1]?.start ?? sentence.end
+      const { verb } = clause
+      // A question's own clause asks rather than tells; a clause inside it ("…see that Stripe acquired Bridge?") tells.
+      if (question && i === 0) return
+      const inClause = references.filter((reference) => reference.start >= clause.start && reference.start < end)
+      const roles = new Map<number, ParticipantRole>()
+      const assign = (entity: number, role: ParticipantRole) => {
+        const current = roles.get(entity)
+        if (current === undefined || roleRank[role] < roleRank[current]) roles.set(entity, role)
+      }
+      let actorVia: Reference["via"] | null = null
+      const actors: Array<{ entity: number; via: Reference["via"] }> = []
+      let objectRun = true
+      let lastObjectEnd = verb.end
+      for (const reference of inClause) {
+        const termsBefore = between(sentence, clause.start, reference.start)
+        const preceding = [...termsBefore].reverse().find((term) => !hasTag(term, ["Determiner", "Adjective"]) && !/^the$/i.test(term.text))
+        // compromise tags "to" a conjunction at times; it is a preposition before a name.
+        const preposition = preceding !== undefined &&
+            (preceding.tags.has("Preposition") || /^(?:to|into|onto|from|via|toward|towards)$/i.test(preceding.text))
+          ? preceding.text.toLowerCase()
+          : null
+        const inSubject = clause.subject !== null && reference.start >= clause.subject.start && reference.end <= clause.subject.end
+        const afterVerb = reference.start >= verb.end
+        const placeLike = reference.kind === "place" || (reference.kind === null && preposition !== null && placeOnlyPrepositions.has(preposition))
+        const next = sentence.terms.find((term) => term.start >= reference.end)
+        // "the Berlin office", "ESA director Josef Aschbacher": a name qualifying a noun is not that noun's role.
+        const modifier = reference.via === "name" && next !== undefined && next.tags.has("Noun") &&
+          !hasTag(next, ["Pronoun", "ProperNoun"]) && /^\p{Ll}/u.test(next.text) &&
+          /^\s*$/.test(sentence.terms.find((term) => term.end === reference.end)?.post ?? "") && next.pre.length === 0 &&
+          reference.kind !== "product"
+        if (inSubject && preposition === null && !modifier && !(reference.possessive && reference.end < clause.subject!.end)) {
+          if (verb.passive) assign(reference.entity, "object")
+          else {
+            assign(reference.entity, "actor")
+            actors.push({ entity: reference.entity, via: reference.via })
+          }
+        } else if (afterVerb && verb.passive && preposition === "by" && !placeLike) {
+          assign(reference.entity, "actor")
+          actors.push({ entity: reference.entity, via: reference.via })
+        } else if (placeLike && preposition !== null && placePrepositions.has(preposition)) {
+          assign(reference.entity, "place")
+        } else if (afterVerb && objectRun) {
+          const gap = between(sentence, lastObjectEnd, reference.start)
+          // "agreed to buy Globex": the complement's object is the clause's object.
+          // Only determiners, adjectives and list words may stand between the verb and its object.
+          const direct = gap.every((term, k) => {
+            if (/^to$/i.test(term.text)) return gap[k + 1]?.tags.has("Infinitive") === true
+            if (term.tags.has("Verb")) return term.tags.has("Infinitive") && /^to$/i.test(gap[k - 1]?.text ?? "")
+            if (term.tags.has("Conjunction")) return /^(?:and|&)$/i.test(term.text)
+            if (term.tags.has("Preposition")) return false
+            return !term.tags.has("Noun") || term.tags.has("Pronoun")
+          })
+          if (direct) {
+            assign(reference.entity, reference.possessive || modifier ? "participant" : "object")
+            lastObjectEnd = reference.end
+          } else {
+            objectRun = false
+            assign(reference.entity, "participant")
+          }
+        } else if (!afterVerb && clause.subject === null && !clause.coordinated && preposition === null && !reference.possessive &&
+          actors.length === 0 && between(sentence, reference.end, verb.start).every((term) => !term.tags.has("Verb") || hasTag(term, ["Auxiliary", "Modal"]))) {
+          if (verb.passive) assign(reference.entity, "object")
+          else {
+            assign(reference.entity, "actor")
+            actors.push({ entity: reference.entity, via: reference.via })
+          }
+        } else {
+          assign(reference.entity, "participant")
+        }
+      }
+      if (actors.length === 0 && clause.coordinated) {
+        for (const actor of previousActors) {
+          assign(actor.entity, "actor")
+          actors.push(actor)
+        }
+      }
+      const subjectTerms = clause.subject === null ? [] : between(sentence, clause.subject.start, clause.subject.end)
+      const namedSubject = subjectTerms.length > 0 && !subjectTerms.every((term) => firstPerson.test(term.text))
+      if (actors.length === 0 && speaker !== null && !verb.passive && !namedSubject) {
+        assign(speaker, "actor")
+        actors.push({ entity: speaker, via: "speaker" })
+      }
+      if (speaker !== null && !roles.has(speaker)) assign(speaker, "participant")
+      actorVia = actors[0]?.via ?? null
+      previousActors = actors
+      if (actors.length > 0) recentActors = actors.map((actor) => actor.entity)
+      if (roles.size === 0) return
+
+      // A clause's time is in its own words, else shared from a coordinated clause or the sentence's opening words.
+      const inSpan = times.filter((time) => time.start >= clause.start && time.start < end)
+      const next = clauses[i + 1]
+      const fromNext = next !== undefined && next.coordinated
+        ? times.find((time) => time.start >= next.start && time.start < (clauses[i + 2]?.start ?? sentence.end))
+        : undefined
+      const timeMention = inSpan[0] ?? (clause.coordinated ? previousClauseTime : null) ?? fromNext ?? sentenceWide[0] ?? null
+      previousClauseTime = timeMention
+      let time: TimeValue | null = null
+      if (timeMention !== null) {
+        time = timeMention.sequence !== null ? resolveSequence(timeMention, previousTime) : timeMention.value
+        if (time !== null && timeMention.bareWeekday && anchor !== null) {
+          const anchorDay = Date.UTC(
+            ...((w) => [w.year, w.month - 1, w.day] as const)(wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000)))
+          )
+          const start = Date.parse(time.start)
+          if (verb.tense === "past" && start > anchorDay) time = shifted(time, -7)
+          else if (verb.tense === "future" && start < anchorDay) time = shifted(time, 7)
+        }
+      } else if (chunk.spokenAt !== null && anchor !== null) {
+        time = timeValue("", wallOf(anchor.instant), "minute", 0, false)
+      }
+      if (time !== null && timeMention !== null) previousTime = time
+      else if (time !== null && previousTime === null) previousTime = time
+
+      const participants = [...roles.entries()]
+        .sort((a, b) => roleRank[a[1]] - roleRank[b[1]] || entities[a[0]]!.firstPosition - entities[b[0]]!.firstPosition)
+        .map(([entity, role]) => ({ entity: entityIndex(entity), role }))
+      const placeEntity = [...roles.entries()].find(([, role]) => role === "place")?.[0] ??
+        (motionVerbs.has(verb.lemma)
+          ? [...roles.entries()].find(([entity, role]) => role === "object" && entities[entity]!.kind === "place")?.[0]
+          : undefined)
+      const hasObjectOrPlace = [...roles.values()].some((role) => role === "object" || role === "place")
+      events.push({
+        statement: trimStatement(i === 0 || clause.coordinated ? sentence.text : source.slice(clause.start, sentence.end)),
+        kind: verb.lemma,
+        chunkOrdinals: [chunk.ordinal],
+        participants,
+        time,
+        place: placeEntity === undefined ? null : entityIndex(placeEntity),
+        confidence: confidenceOf(actorVia, hasObjectOrPlace, timeMention !== null && time !== null, verb.negative)
+      })
+    })
+  }
+  return events
+}
+
+/** Verbs whose doer, when the text leaves its kind open, is a person ("Satya Nadella met …"). */
+const personVerbs = new Set([
+  "meet", "arrive", "resign", "marry", "die", "fly", "travel", "smile", "laugh", "retire", "graduate", "describe",
+  "tell", "triage", "testify", "apologise", "apologize", "recall", "admit", "sing", "paint", "visit"
+])
+
+/** Verbs whose doer, when the text leaves its kind open, is an organization ("Apple unveiled …"). */
+const organizationActorVerbs = new Set([
+  "unveil", "acquire", "hire", "lay off", "sue", "invest", "raise", "buy", "purchase", "merge", "partner", "fund",
+  "list", "outbid", "license", "recall", "fine", "employ", "manufacture"
+])
+
+/** Verbs whose object, when the text leaves its kind open, is an organization ("joined Globex"). */
+const organizationObjectVerbs = new Set(["join", "found", "acquire", "buy", "purchase", "fund", "sue", "hire"])
+
+/**
+ * Kinds the text leaves open are read from the events: doers of person-only or organization-only verbs, objects of
+ * "join"/"acquire", and parties of "acquire"-like verbs when the other party is an organization.
+ */
+const inferKindsFromEvents = (events: ReadonlyArray<ExtractedEvent>, entities: ReadonlyArray<EntityDraft>, keyOf: ReadonlyArray<string>) => {
+  const open = (index: number) => index >= 0 && entities[index]!.kind === null && entities[index]!.mentions.length > 0
+  for (const event of events) {
+    const actors = event.participants.filter((p) => p.role === "actor").map((p) => keyOf.indexOf(p.entity))
+    const objects = event.participants.filter((p) => p.role === "object").map((p) => keyOf.indexOf(p.entity))
+    for (const index of actors.filter(open)) {
+      if (personVerbs.has(event.kind)) entities[index]!.kind = "person"
+      else if (organizationActorVerbs.has(event.kind)) entities[index]!.kind = "organization"
+    }
+    if (organizationObjectVerbs.has(event.kind) && actors.some((index) => entities[index]!.kind === "organization")) {
+      for (const index of objects.filter(open)) entities[index]!.kind = "organization"
+    }
+    if (organizationVerbs.has(event.kind) && [...actors, ...objects].some((index) => entities[index]!.kind === "organization")) {
+      for (const index of [...actors, ...objects].filter(open)) entities[index]!.kind = "organization"
+    }
+  }
+}
+
+/** The fullest form: most words, then most used, then first seen; organizations prefer a name to an acronym. */
+const nameOf = (entity: EntityDraft): string => {
+  const counts = new Map<string, number>()
+  for (const surface of entity.surfaces) counts.set(surface, (counts.get(surface) ?? 0) + 1)
+  const words = (surface: string) => surface.split(/\s+/).length - (isAcronymText(surface) ? 0.5 : 0)
+  return [...counts.keys()].sort((a, b) => words(b) - words(a) || counts.get(b)! - counts.get(a)! || entity.surfaces.indexOf(a) - entity.surfaces.indexOf(b))[0]!
+}
+
+export const extractRules = (input: ExtractionInput): Extraction => {
+  const sentences: Array<Sentence> = []
+  input.chunks.forEach((chunk, index) => {
+    sentences.push(...sentencesOf(chunk.text, index, sentences.length))
+  })
+  const speakerKeys = new Set(input.chunks.flatMap((chunk) => (chunk.speaker === null ? [] : [lower(chunk.speaker)])))
+  const lowerCaseWords = new Set<string>()
+  const capitalisedWords = new Set<string>()
+  for (const sentence of sentences) {
+    sentence.terms.forEach((term, i) => {
+      if (/^\p{Ll}/u.test(term.text)) lowerCaseWords.add(lower(term.text))
+      else if (i > 0 && /^\p{Lu}/u.test(term.text) && !/[.!?:]\s*$/.test(sentence.terms[i - 1]!.post)) capitalisedWords.add(lower(term.text))
+    })
+  }
+  const context: DocumentWords = { speakerKeys, lowerCaseWords, capitalisedWords }
+  const mentions = mentionsOf(sentences, input, context)
+  const drafts = resolveEntities(mentions, input)
+
+  // Provisional keys; events are built against them and renamed once the kinds are final.
+  const provisional = drafts.map((_, index) => `#${index}`)
+  const events = eventsOf(sentences, mentions, drafts, input, (entity) => provisional[entity]!)
+  inferKindsFromEvents(events, drafts, provisional)
+
+  const kept = drafts.map((draft, index) => ({ draft, index })).filter(({ draft }) => draft.mentions.length > 0 || draft.spoken > 0)
+  const taken = new Set<string>()
+  const finalKey = new Map<string, string>()
+  const entities: Array<ExtractedEntity> = kept
+    .sort((a, b) => a.draft.firstPosition - b.draft.firstPosition)
+    .map(({ draft, index }) => {
+      const kind = draft.kind ?? "other"
+      const name = nameOf(draft)
+      const base = `${kind}:${normalizeName(name)}`
+      let key = base
+      for (let n = 2; taken.has(key); n++) key = `${base}#${n}`
+      taken.add(key)
+      finalKey.set(provisional[index]!, key)
+      const nameKey = normalizeName(name)
+      const aliases = [...new Map(draft.surfaces.map((surface) => [normalizeName(surface), surface])).entries()]
+        .filter(([aliasKey]) => aliasKey !== nameKey && aliasKey.length > 0)
+        .map(([, surface]) => surface)
+      const first = [...draft.mentions].sort((a, b) => position(a.chunk, a.start) - position(b.chunk, b.start))[0]
+      const description = first === undefined ? null : trimStatement(sentences[first.sentence]!.text)
+      return { key, name, kind, aliases, mentions: draft.mentions.length + draft.spoken, description }
+    })
+
+  return {
+    entities,
+    events: events.map((event) => ({
+      ...event,
+      participants: event.participants.flatMap((participant) => {
+        const entity = finalKey.get(participant.entity)
+        return entity === undefined ? [] : [{ entity, role: participant.role }]
+      }),
+      place: event.place === null ? null : (finalKey.get(event.place) ?? null)
+    }))
+  }
+}

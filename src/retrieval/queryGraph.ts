@@ -1,0 +1,102 @@
+import * as chrono from "chrono-node"
+import { normalizeName } from "../extract/resolve.ts"
+
+/** What a query says to the graph: names that may be entities, and a time it is about. */
+export interface QueryCues {
+  /** Normalised n-grams of the query (1 to 4 words) to look up as entity keys. */
+  readonly names: ReadonlyArray<string>
+  /** [start, end) in ISO; either side open for "before …" / "after …". Null: no time expression. */
+  readonly time: { readonly start: string | null; readonly end: string | null; readonly text: string } | null
+}
+
+const stopWords = new Set([
+  "a", "an", "the", "and", "or", "of", "in", "on", "at", "to", "for", "by", "with", "from", "about", "into",
+  "what", "who", "whom", "which", "when", "where", "why", "how", "did", "does", "do", "is", "are", "was", "were",
+  "be", "been", "has", "have", "had", "that", "this", "these", "those", "it", "its", "their", "his", "her", "they",
+  "he", "she", "we", "you", "i", "me", "my", "our", "your", "after", "before", "since", "until", "during", "last",
+  "next", "year", "month", "week", "day", "today", "yesterday", "tomorrow", "happened", "happen", "there", "any"
+])
+
+/**
+ * The entity-name candidates and the time of a query. Time expressions are resolved against `now`; "before X"
+ * and "until X" end at X's start, "after X" and "since X" start at X's end (or start for since).
+ */
+export const queryCues = (query: string, now: Date): QueryCues => {
+  const words = query.split(/[^\p{L}\p{N}'’.&-]+/u).map((w) => w.replace(/^[.'’-]+|[.'’-]+$/g, "")).filter((w) => w !== "")
+  const names = new Set<string>()
+  for (let size = 1; size <= 4; size++) {
+    for (let i = 0; i + size <= words.length; i++) {
+      const gram = words.slice(i, i + size)
+      if (stopWords.has(gram[0]!.toLowerCase()) || stopWords.has(gram[gram.length - 1]!.toLowerCase())) continue
+      const key = normalizeName(gram.join(" "))
+      if (key.length >= 2 && !/^\d+$/.test(key)) names.add(key)
+    }
+  }
+  const found = timeIn(query, now)
+  if (found === null) return { names: [...names], time: null }
+  const { start, end } = found
+  const before = query.slice(0, found.index).toLowerCase().match(/\b(before|until|till|prior to|after|since)\s*$/)?.[1]
+  const time = before === "after"
+    ? { start: end.toISOString(), end: null }
+    : before === "since"
+    ? { start: start.toISOString(), end: null }
+    : before !== undefined
+    ? { start: null, end: start.toISOString() }
+    : { start: start.toISOString(), end: end.toISOString() }
+  return { names: [...names], time: { ...time, text: found.text } }
+}
+
+/** The first time expression: chrono's, or a bare year ("in 2019"), which chrono leaves alone. */
+const timeIn = (query: string, now: Date) => {
+  const parsed = chrono.parse(query, now)[0]
+  if (parsed !== undefined) {
+    return { start: parsed.start.date(), end: parsed.end?.date() ?? endOf(parsed.start), index: parsed.index, text: parsed.text }
+  }
+  const year = /\b(1[5-9]\d\d|2\d\d\d)\b/.exec(query)
+  if (year === null) return null
+  const value = Number(year[1])
+  return {
+    start: new Date(Date.UTC(value, 0, 1)),
+    end: new Date(Date.UTC(value + 1, 0, 1)),
+    index: year.index,
+    text: year[0]
+  }
+}
+
+/** The end of what a date expression names, from the components it states: a year, a month, else a day. */
+const endOf = (component: chrono.ParsedComponents) => {
+  const start = component.date()
+  const end = new Date(start)
+  if (!component.isCertain("month")) {
+    end.setFullYear(start.getFullYear() + 1, 0, 1)
+    end.setHours(0, 0, 0, 0)
+  } else if (!component.isCertain("day")) {
+    end.setMonth(start.getMonth() + 1, 1)
+    end.setHours(0, 0, 0, 0)
+  } else {
+    end.setDate(start.getDate() + 1)
+    end.setHours(0, 0, 0, 0)
+  }
+  return end
+}
+
+/** Levenshtein distance, stopping early once above `limit`. */
+export const editDistance = (a: string, b: string, limit: number) => {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    let best = i
+    for (let j = 1; j <= b.length; j++) {
+      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+      current.push(value)
+      best = Math.min(best, value)
+    }
+    if (best > limit) return limit + 1
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+/** Edits tolerated between a query word and an entity key: none for short names, one from 5, two from 9. */
+export const fuzzLimit = (key: string) => key.length >= 9 ? 2 : key.length >= 5 ? 1 : 0

@@ -1,0 +1,895 @@
+import { Array as Arr, Context, Data, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { createHash } from "node:crypto"
+import type {
+  EntityDetail,
+  EntityKind,
+  EntityOut,
+  EntitySort,
+  EventOut,
+  EventTime,
+  GraphEdge,
+  GraphNode,
+  GraphOut,
+  ParticipantRole
+} from "../domain/Graph.ts"
+import type { UserId } from "../domain/User.ts"
+import { entityKinds, type ExtractedEntity, type Extraction } from "../extract/Extraction.ts"
+import { compatibleKinds, matchKeys, normalizeName } from "../extract/resolve.ts"
+import type { Issue } from "./Sources.ts"
+
+export type GraphError =
+  | { readonly _tag: "SourceNotFound"; readonly sourceId?: string }
+  | { readonly _tag: "EntityNotFound" }
+  | { readonly _tag: "EventNotFound" }
+  | { readonly _tag: "InvalidCursor" }
+  | { readonly _tag: "InvalidQuery"; readonly issues: ReadonlyArray<Issue> }
+
+export class GraphFailure extends Data.TaggedError("GraphFailure")<{ readonly reason: GraphError }> {}
+
+const fail = (reason: GraphError) => Effect.fail(new GraphFailure({ reason }))
+
+export interface EntityListOptions {
+  readonly kind?: EntityKind | undefined
+  readonly q?: string | undefined
+  readonly sort?: EntitySort | undefined
+  readonly limit: number
+  readonly cursor?: string | undefined
+}
+
+export interface EventListOptions {
+  /** ISO instants; an event matches when its [start, end) overlaps [from, to). */
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+  readonly entityId?: string | undefined
+  readonly kind?: string | undefined
+  readonly limit: number
+  readonly cursor?: string | undefined
+}
+
+export interface GraphOptions {
+  /** Each element may itself be comma-separated; undefined means every source of the owner. */
+  readonly sourceIds?: ReadonlyArray<string> | undefined
+  readonly seedEntityId?: string | undefined
+  readonly seedEventId?: string | undefined
+  /** 1..3, default 1. */
+  readonly depth?: number | undefined
+  /** 1..500 nodes, default 100. */
+  readonly limit?: number | undefined
+}
+
+export interface PageOf<A> {
+  readonly items: ReadonlyArray<A>
+  readonly next_cursor: string | null
+}
+
+const maxEntityEvents = 100
+const maxRelated = 50
+const maxEvidence = 10
+const maxEntityChunks = 20
+const maxGraphSources = 256
+const excerptLength = 240
+
+const roles: ReadonlyArray<ParticipantRole> = ["actor", "object", "place", "participant"]
+
+interface EntityRow {
+  readonly id: string
+  readonly source_id: string
+  readonly name: string
+  readonly kind: EntityKind
+  readonly description: string | null
+  readonly mention_count: number
+  readonly first_seen: Date | null
+  readonly last_seen: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+interface EventRow {
+  readonly id: string
+  readonly source_id: string
+  readonly document_id: string
+  readonly statement: string
+  readonly kind: string
+  readonly time_start: Date | null
+  readonly time_end: Date | null
+  readonly time_precision: string | null
+  readonly time_text: string | null
+  readonly time_relative: boolean
+  readonly place_entity_id: string | null
+  readonly confidence: number
+  readonly created_at: Date
+}
+
+const iso = (date: Date | null) => date === null ? null : date.toISOString()
+
+const eventTime = (row: EventRow): EventTime | null =>
+  row.time_start === null
+    ? null
+    : {
+      start: row.time_start.toISOString(),
+      end: (row.time_end ?? row.time_start).toISOString(),
+      precision: row.time_precision ?? "day",
+      text: row.time_text,
+      relative: row.time_relative
+    }
+
+/** Event ids derive from (document, version, position), so storing the same extraction again keeps them. */
+const eventId = (documentId: string, version: number, ordinal: number) =>
+  createHash("sha256").update(`${documentId}\u0000${version}\u0000${ordinal}`).digest("hex").slice(0, 32)
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** Whole-word, case-insensitive occurrences of any of the forms, longest first so "Jane Smith" is one. */
+const surfacePattern = (forms: ReadonlyArray<string>): RegExp | undefined => {
+  const alternatives = [...new Set(forms.map((form) => form.trim()).filter((form) => form.length > 0))]
+    .sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
+    .map(escapeRegExp)
+  return alternatives.length === 0
+    ? undefined
+    : new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives.join("|")})(?![\\p{L}\\p{N}])`, "giu")
+}
+
+const countOccurrences = (pattern: RegExp, text: string) => text.match(pattern)?.length ?? 0
+
+/** About `excerptLength` characters of the text around the first occurrence, with ellipses where cut. */
+const excerptAround = (pattern: RegExp | undefined, text: string) => {
+  if (text.length <= excerptLength) return text
+  const at = pattern === undefined ? -1 : text.search(pattern)
+  const start = Math.max(0, Math.min(Math.round(at - excerptLength / 3), text.length - excerptLength))
+  const end = Math.min(text.length, start + excerptLength)
+  return `${start > 0 ? "…" : ""}${text.slice(start, end).trim()}${end < text.length ? "…" : ""}`
+}
+
+const knownKind = (kind: string): EntityKind =>
+  (entityKinds as ReadonlyArray<string>).includes(kind) ? kind as EntityKind : "other"
+
+const knownRole = (role: string): ParticipantRole =>
+  (roles as ReadonlyArray<string>).includes(role) ? role as ParticipantRole : "participant"
+
+const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
+
+const encodeKey = (key: ReadonlyArray<string | number | null>) => Buffer.from(JSON.stringify(key)).toString("base64url")
+
+const CursorKey = Schema.fromJsonString(
+  Schema.Tuple([Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Null]), Schema.String])
+)
+const decodeCursorKey = Schema.decodeUnknownOption(CursorKey)
+
+/** A page cursor: which order it belongs to, the last item's sort value and id. */
+const decodeKey = (cursor: string, order: string) =>
+  Option.filter(decodeCursorKey(Buffer.from(cursor, "base64url").toString("utf8")), ([tag]) => tag === order)
+
+/**
+ * The event–entity structure of each source. Extraction output is stored per (document, version) and becomes
+ * visible with the version: reads see only events of documents that are ready, in their active version (the
+ * rule search follows), and entities with a mention there. Relations between entities are not stored: they are
+ * the events two entities share, so every edge has its evidence.
+ */
+export class Graph extends Context.Service<Graph, {
+  /**
+   * Resolves the extraction's entities against the source's and stores them with its events for this document
+   * version, replacing what an earlier run stored for it (idempotent). Needs the version's chunks.
+   */
+  readonly store: (documentId: string, version: number, extraction: Extraction) => Effect.Effect<void>
+  /**
+   * In the transaction that makes `version` the document's active version, after active_version is set: removes
+   * the events and mentions of its other versions, recounts the entities they touched, deletes orphans.
+   */
+  readonly activate: (documentId: string, version: number) => Effect.Effect<void>
+  /** Before the document row is deleted (same transaction): removes its events and mentions, fixes entities. */
+  readonly removeDocument: (documentId: string) => Effect.Effect<void>
+  /** Visible events of the source, for SourceOut.event_count. */
+  readonly eventCount: (sourceId: string) => Effect.Effect<number>
+  readonly listEntities: (owner: UserId, sourceId: string, options: EntityListOptions) => Effect.Effect<
+    PageOf<EntityOut>,
+    GraphFailure
+  >
+  readonly getEntity: (owner: UserId, sourceId: string, entityId: string) => Effect.Effect<EntityDetail, GraphFailure>
+  readonly listEvents: (owner: UserId, sourceId: string, options: EventListOptions) => Effect.Effect<
+    PageOf<EventOut>,
+    GraphFailure
+  >
+  readonly graph: (owner: UserId, options: GraphOptions) => Effect.Effect<GraphOut, GraphFailure>
+}>()("engram/Graph") {
+  static readonly layer = Layer.effect(
+    Graph,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const visibleEvent = () =>
+        sql`JOIN documents d ON d.id = ev.document_id AND d.active_version = ev.version AND d.status = 'ready'`
+
+      const visibleEntity = () =>
+        sql`EXISTS (SELECT 1 FROM entity_mentions vm
+          JOIN documents vd ON vd.id = vm.document_id AND vd.active_version = vm.version AND vd.status = 'ready'
+          WHERE vm.entity_id = e.id)`
+
+      /** Graph writers of one source take turns, so two documents never create the same entity twice. */
+      const lockSource = (sourceId: string) =>
+        sql`SELECT pg_advisory_xact_lock(hashtext(${`engram.graph:${sourceId}`}))`
+
+      /** Every entity any version of the document mentions or involves in an event. */
+      const touchedBy = (documentId: string) =>
+        sql<{ entity_id: string }>`
+          SELECT entity_id FROM entity_mentions WHERE document_id = ${documentId}
+          UNION
+          SELECT p.entity_id FROM event_participants p JOIN events ev ON ev.id = p.event_id
+          WHERE ev.document_id = ${documentId}`.pipe(Effect.map((rows) => rows.map((row) => row.entity_id)))
+
+      /**
+       * Counts and times from the documents' active versions; an entity no version mentions or involves any more
+       * is deleted (its keys and aliases with it).
+       */
+      const settle = Effect.fnUntraced(function*(entityIds: ReadonlyArray<string>) {
+        const ids = [...new Set(entityIds)].sort()
+        if (ids.length === 0) return
+        yield* sql`
+          UPDATE entities e SET
+            mention_count = coalesce((
+              SELECT sum(m.count) FROM entity_mentions m
+              JOIN documents d ON d.id = m.document_id AND d.active_version = m.version
+              WHERE m.entity_id = e.id AND m.chunk_id IS NULL), 0),
+            first_seen = (
+              SELECT min(ev.time_start) FROM event_participants p JOIN events ev ON ev.id = p.event_id
+              JOIN documents d ON d.id = ev.document_id AND d.active_version = ev.version
+              WHERE p.entity_id = e.id),
+            last_seen = (
+              SELECT max(ev.time_start) FROM event_participants p JOIN events ev ON ev.id = p.event_id
+              JOIN documents d ON d.id = ev.document_id AND d.active_version = ev.version
+              WHERE p.entity_id = e.id),
+            updated_at = now()
+          WHERE e.id = ANY(${ids}::text[])`
+        yield* sql`
+          DELETE FROM entities e
+          WHERE e.id = ANY(${ids}::text[])
+            AND NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.entity_id = e.id)
+            AND NOT EXISTS (SELECT 1 FROM event_participants p WHERE p.entity_id = e.id)`
+      })
+
+      /** The source's entity this one is (a shared key, compatible kinds), or a new one; adds keys and aliases. */
+      const resolveEntity = Effect.fnUntraced(function*(sourceId: string, extracted: ExtractedEntity, name: string) {
+        const kind = knownKind(extracted.kind)
+        const keys = matchKeys({ name, kind, aliases: extracted.aliases })
+        const candidates = keys.length === 0 ? [] : yield* sql<{
+          entity_id: string
+          key: string
+          name: string
+          kind: EntityKind
+          mention_count: number
+          created_at: Date
+        }>`
+          SELECT k.entity_id, k.key, e.name, e.kind, e.mention_count, e.created_at
+          FROM entity_keys k JOIN entities e ON e.id = k.entity_id
+          WHERE k.source_id = ${sourceId} AND k.key = ANY(${keys}::text[])
+          ORDER BY k.entity_id, k.key`
+        const scored = new Map<string, { row: typeof candidates[number]; shared: number; byName: boolean }>()
+        for (const row of candidates) {
+          if (!compatibleKinds(row.kind, kind)) continue
+          const entry = scored.get(row.entity_id) ?? { row, shared: 0, byName: false }
+          entry.shared++
+          if (row.key === keys[0]) entry.byName = true
+          scored.set(row.entity_id, entry)
+        }
+        // Prefer the same kind, then a match on the name itself, more shared keys, more mentions, the oldest.
+        const best = [...scored.values()].sort((a, b) =>
+          Number(b.row.kind === kind) - Number(a.row.kind === kind) ||
+          Number(b.byName) - Number(a.byName) ||
+          b.shared - a.shared ||
+          b.row.mention_count - a.row.mention_count ||
+          a.row.created_at.getTime() - b.row.created_at.getTime() ||
+          (a.row.entity_id < b.row.entity_id ? -1 : 1)
+        )[0]
+        const description = extracted.description?.trim() || null
+        let entity: { readonly id: string; readonly name: string; readonly kind: EntityKind }
+        if (best === undefined) {
+          const [created] = yield* sql<{ id: string }>`
+            INSERT INTO entities (source_id, name, kind, description)
+            VALUES (${sourceId}, ${name}, ${kind}, ${description})
+            RETURNING id`
+          entity = { id: created!.id, name, kind }
+        } else {
+          entity = { id: best.row.entity_id, name: best.row.name, kind: best.row.kind }
+          if (description !== null) {
+            yield* sql`UPDATE entities SET description = ${description} WHERE id = ${entity.id} AND description IS NULL`
+          }
+        }
+        const keyRows = matchKeys({ name, kind: entity.kind, aliases: extracted.aliases })
+          .map((key) => ({ source_id: sourceId, key, entity_id: entity.id }))
+        if (Arr.isArrayNonEmpty(keyRows)) {
+          yield* sql`INSERT INTO entity_keys ${sql.insert(keyRows)} ON CONFLICT DO NOTHING`
+        }
+        const canonical = normalizeName(entity.name)
+        const aliasRows = [...new Set([name, ...extracted.aliases].map((alias) => alias.trim()))]
+          .filter((alias) => alias.length > 0 && alias !== entity.name && normalizeName(alias) !== canonical)
+          .map((alias) => ({ entity_id: entity.id, alias }))
+        if (Arr.isArrayNonEmpty(aliasRows)) {
+          yield* sql`INSERT INTO entity_aliases ${sql.insert(aliasRows)} ON CONFLICT DO NOTHING`
+        }
+        return entity.id
+      })
+
+      const store = Effect.fn("Graph.store")(function*(documentId: string, version: number, extraction: Extraction) {
+        yield* sql.withTransaction(Effect.gen(function*() {
+          // The document row first, then the source lock: the order Documents.remove takes them in.
+          const [document] = yield* sql<{ source_id: string }>`
+            SELECT source_id FROM documents WHERE id = ${documentId} FOR KEY SHARE`
+          if (document === undefined) return
+          const sourceId = document.source_id
+          yield* lockSource(sourceId)
+          const before = yield* touchedBy(documentId)
+          yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND version = ${version}`
+          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND version = ${version}`
+          const chunks = yield* sql<{ id: string; ordinal: number; text: string }>`
+            SELECT id, ordinal, text FROM chunks WHERE document_id = ${documentId} AND version = ${version}
+            ORDER BY ordinal`
+          const chunkByOrdinal = new Map(chunks.map((chunk) => [chunk.ordinal, chunk.id]))
+
+          const byKey = new Map<string, string>()
+          const resolved = new Map<string, { mentions: number; forms: Set<string> }>()
+          for (const extracted of extraction.entities) {
+            const name = extracted.name.trim()
+            if (name.length === 0 || byKey.has(extracted.key)) continue
+            const id = yield* resolveEntity(sourceId, extracted, name)
+            byKey.set(extracted.key, id)
+            const entry = resolved.get(id) ?? { mentions: 0, forms: new Set<string>() }
+            entry.mentions += Number.isFinite(extracted.mentions) ? Math.max(0, Math.round(extracted.mentions)) : 0
+            for (const form of [name, ...extracted.aliases]) entry.forms.add(form)
+            resolved.set(id, entry)
+          }
+
+          const mentionRows: Array<{
+            entity_id: string
+            document_id: string
+            version: number
+            chunk_id: string | null
+            count: number
+          }> = []
+          for (const [entityId, { forms, mentions }] of resolved) {
+            mentionRows.push({ entity_id: entityId, document_id: documentId, version, chunk_id: null, count: mentions })
+            const pattern = surfacePattern([...forms])
+            if (pattern === undefined) continue
+            for (const chunk of chunks) {
+              const count = countOccurrences(pattern, chunk.text)
+              if (count > 0) {
+                mentionRows.push({ entity_id: entityId, document_id: documentId, version, chunk_id: chunk.id, count })
+              }
+            }
+          }
+          for (const batch of Arr.chunksOf(mentionRows, 500)) {
+            yield* sql`INSERT INTO entity_mentions ${sql.insert(batch)}`
+          }
+
+          const eventRows = extraction.events.map((event, ordinal) => {
+            const start = event.time === null ? null : instant(event.time.start)
+            const end = event.time === null ? null : instant(event.time.end)
+            const timed = event.time !== null && start !== null
+            return {
+              id: eventId(documentId, version, ordinal),
+              source_id: sourceId,
+              document_id: documentId,
+              version,
+              ordinal,
+              statement: event.statement.trim().slice(0, 300),
+              kind: event.kind.trim().slice(0, 100),
+              time_start: timed ? start : null,
+              time_end: timed ? (end !== null && end > start ? end : start) : null,
+              time_precision: timed ? event.time!.precision : null,
+              time_text: timed ? event.time!.text : null,
+              time_relative: timed ? event.time!.relative : false,
+              place_entity_id: event.place === null ? null : byKey.get(event.place) ?? null,
+              confidence: Number.isFinite(event.confidence) ? Math.min(1, Math.max(0, event.confidence)) : 0
+            }
+          })
+          for (const batch of Arr.chunksOf(eventRows, 200)) yield* sql`INSERT INTO events ${sql.insert(batch)}`
+
+          const chunkRows: Array<{ event_id: string; chunk_id: string }> = []
+          const participantRows: Array<{ event_id: string; entity_id: string; role: ParticipantRole }> = []
+          const seen = new Set<string>()
+          extraction.events.forEach((event, ordinal) => {
+            const id = eventRows[ordinal]!.id
+            for (const chunkId of new Set(event.chunkOrdinals.flatMap((o) => chunkByOrdinal.get(o) ?? []))) {
+              chunkRows.push({ event_id: id, chunk_id: chunkId })
+            }
+            const place = eventRows[ordinal]!.place_entity_id
+            const participants = [
+              ...event.participants.flatMap((p) => {
+                const entityId = byKey.get(p.entity)
+                return entityId === undefined ? [] : [{ entityId, role: knownRole(p.role) }]
+              }),
+              ...(place === null ? [] : [{ entityId: place, role: "place" as const }])
+            ]
+            for (const { entityId, role } of participants) {
+              const key = `${id}\u0000${entityId}\u0000${role}`
+              if (seen.has(key)) continue
+              seen.add(key)
+              participantRows.push({ event_id: id, entity_id: entityId, role })
+            }
+          })
+          for (const batch of Arr.chunksOf(chunkRows, 1000)) yield* sql`INSERT INTO event_chunks ${sql.insert(batch)}`
+          for (const batch of Arr.chunksOf(participantRows, 1000)) {
+            yield* sql`INSERT INTO event_participants ${sql.insert(batch)}`
+          }
+          yield* settle([...before, ...resolved.keys()])
+        })).pipe(Effect.orDie)
+      })
+
+      /** Removes the document's graph rows of the versions `which` selects, then fixes the entities they touched. */
+      const removeVersions = (documentId: string, keep: number | null) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const [document] = yield* sql<{ source_id: string }>`SELECT source_id FROM documents WHERE id = ${documentId}`
+          if (document === undefined) return
+          yield* lockSource(document.source_id)
+          const touched = yield* touchedBy(documentId)
+          const others = keep === null ? sql`` : sql`AND version <> ${keep}`
+          yield* sql`DELETE FROM events WHERE document_id = ${documentId} ${others}`
+          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} ${others}`
+          yield* settle(touched)
+        })).pipe(Effect.orDie)
+
+      const activate = Effect.fn("Graph.activate")(function*(documentId: string, version: number) {
+        yield* removeVersions(documentId, version)
+      })
+
+      const removeDocument = Effect.fn("Graph.removeDocument")(function*(documentId: string) {
+        yield* removeVersions(documentId, null)
+      })
+
+      const eventCount = Effect.fn("Graph.eventCount")(function*(sourceId: string) {
+        const [row] = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM events ev ${visibleEvent()} WHERE ev.source_id = ${sourceId}`
+          .pipe(Effect.orDie)
+        return row?.count ?? 0
+      })
+
+      const ownedSource = (owner: UserId, sourceId: string) =>
+        sql<{ id: string }>`SELECT id FROM sources WHERE id = ${sourceId} AND owner_id = ${owner}`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => rows.length === 0 ? fail({ _tag: "SourceNotFound" }) : Effect.void)
+        )
+
+      const selectEntities = (where: Statement.Fragment) =>
+        sql<EntityRow>`
+          SELECT e.id, e.source_id, e.name, e.kind, e.description, e.mention_count, e.first_seen, e.last_seen,
+            e.created_at, e.updated_at
+          FROM entities e
+          WHERE ${visibleEntity()} AND ${where}`.pipe(Effect.orDie)
+
+      /** Aliases and visible event counts of a page of entities. */
+      const withDetails = Effect.fnUntraced(function*(rows: ReadonlyArray<EntityRow>) {
+        const ids = rows.map((row) => row.id)
+        if (ids.length === 0) return []
+        const aliases = yield* sql<{ entity_id: string; alias: string }>`
+          SELECT entity_id, alias FROM entity_aliases WHERE entity_id = ANY(${ids}::text[])
+          ORDER BY entity_id, alias`.pipe(Effect.orDie)
+        const counts = yield* sql<{ entity_id: string; count: number }>`
+          SELECT p.entity_id, count(DISTINCT ev.id)::int AS count
+          FROM event_participants p JOIN events ev ON ev.id = p.event_id ${visibleEvent()}
+          WHERE p.entity_id = ANY(${ids}::text[])
+          GROUP BY p.entity_id`.pipe(Effect.orDie)
+        const aliasesOf = Arr.groupBy(aliases, (row) => row.entity_id)
+        const countOf = new Map(counts.map((row) => [row.entity_id, row.count]))
+        return rows.map((row): EntityOut => ({
+          id: row.id,
+          source_id: row.source_id,
+          name: row.name,
+          kind: row.kind,
+          aliases: (aliasesOf[row.id] ?? []).map((alias) => alias.alias),
+          description: row.description,
+          mention_count: row.mention_count,
+          event_count: countOf.get(row.id) ?? 0,
+          first_seen: iso(row.first_seen),
+          last_seen: iso(row.last_seen),
+          created_at: row.created_at.toISOString(),
+          updated_at: row.updated_at.toISOString()
+        }))
+      })
+
+      const selectEvents = (where: Statement.Fragment) =>
+        sql<EventRow>`
+          SELECT ev.id, ev.source_id, ev.document_id, ev.statement, ev.kind, ev.time_start, ev.time_end,
+            ev.time_precision, ev.time_text, ev.time_relative, ev.place_entity_id, ev.confidence, ev.created_at
+          FROM events ev ${visibleEvent()}
+          WHERE ${where}`.pipe(Effect.orDie)
+
+      /** Participants (by role, then name) and chunks (in order) of a page of events. */
+      const withParticipants = Effect.fnUntraced(function*(rows: ReadonlyArray<EventRow>) {
+        const ids = rows.map((row) => row.id)
+        if (ids.length === 0) return []
+        const participants = yield* sql<{
+          event_id: string
+          entity_id: string
+          role: ParticipantRole
+          name: string
+          kind: EntityKind
+        }>`
+          SELECT p.event_id, p.entity_id, p.role, en.name, en.kind
+          FROM event_participants p JOIN entities en ON en.id = p.entity_id
+          WHERE p.event_id = ANY(${ids}::text[])
+          ORDER BY p.event_id,
+            CASE p.role WHEN 'actor' THEN 0 WHEN 'object' THEN 1 WHEN 'place' THEN 2 ELSE 3 END,
+            en.name, p.entity_id`.pipe(Effect.orDie)
+        const chunks = yield* sql<{ event_id: string; chunk_id: string }>`
+          SELECT ec.event_id, ec.chunk_id FROM event_chunks ec JOIN chunks c ON c.id = ec.chunk_id
+          WHERE ec.event_id = ANY(${ids}::text[])
+          ORDER BY ec.event_id, c.ordinal`.pipe(Effect.orDie)
+        const participantsOf = Arr.groupBy(participants, (row) => row.event_id)
+        const chunksOf = Arr.groupBy(chunks, (row) => row.event_id)
+        return rows.map((row): EventOut => {
+          const involved = participantsOf[row.id] ?? []
+          const place = involved.find((p) => p.entity_id === row.place_entity_id)
+          return {
+            id: row.id,
+            source_id: row.source_id,
+            document_id: row.document_id,
+            statement: row.statement,
+            kind: row.kind,
+            time: eventTime(row),
+            place: place === undefined ? null : { id: place.entity_id, name: place.name, kind: place.kind },
+            participants: involved.map((p) => ({ entity_id: p.entity_id, name: p.name, kind: p.kind, role: p.role })),
+            chunk_ids: (chunksOf[row.id] ?? []).map((chunk) => chunk.chunk_id),
+            // real keeps 24 bits: 0.8 comes back as 0.800000011920929.
+            confidence: Math.round(row.confidence * 1e6) / 1e6,
+            created_at: row.created_at.toISOString()
+          }
+        })
+      })
+
+      const listEntities = Effect.fn("Graph.listEntities")(function*(
+        owner: UserId,
+        sourceId: string,
+        options: EntityListOptions
+      ) {
+        yield* ownedSource(owner, sourceId)
+        const sort = options.sort ?? "mentions"
+        const after = options.cursor === undefined ? undefined : decodeKey(options.cursor, sort)
+        if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
+        const key = after === undefined ? undefined : after.value
+        let page: Statement.Fragment
+        if (sort === "mentions") {
+          if (key !== undefined && typeof key[1] !== "number") return yield* fail({ _tag: "InvalidCursor" })
+          page = sql`${
+            key === undefined
+              ? sql``
+              : sql`AND (e.mention_count < ${key[1]} OR (e.mention_count = ${key[1]} AND e.id > ${key[2]}))`
+          } ORDER BY e.mention_count DESC, e.id`
+        } else {
+          const seen = key === undefined || key[1] === null ? null : instant(String(key[1]))
+          if (key !== undefined && key[1] !== null && seen === null) return yield* fail({ _tag: "InvalidCursor" })
+          page = sql`${
+            key === undefined
+              ? sql``
+              : seen === null
+              ? sql`AND e.last_seen IS NULL AND e.id > ${key[2]}`
+              : sql`AND (e.last_seen < ${seen} OR (e.last_seen = ${seen} AND e.id > ${key[2]}) OR e.last_seen IS NULL)`
+          } ORDER BY e.last_seen DESC NULLS LAST, e.id`
+        }
+        const q = options.q?.toLowerCase()
+        const rows = yield* selectEntities(sql`e.source_id = ${sourceId}
+          ${options.kind === undefined ? sql`` : sql`AND e.kind = ${options.kind}`}
+          ${
+          q === undefined ? sql`` : sql`AND (strpos(lower(e.name), ${q}) > 0 OR EXISTS (
+            SELECT 1 FROM entity_aliases a WHERE a.entity_id = e.id AND strpos(lower(a.alias), ${q}) > 0))`
+        }
+          ${page} LIMIT ${options.limit + 1}`)
+        const items = rows.slice(0, options.limit)
+        const last = items[items.length - 1]
+        return {
+          items: yield* withDetails(items),
+          next_cursor: rows.length > options.limit && last !== undefined
+            ? encodeKey([sort, sort === "mentions" ? last.mention_count : iso(last.last_seen), last.id])
+            : null
+        }
+      })
+
+      /** A visible entity of the sources, or EntityNotFound. */
+      const findEntity = (sourceIds: ReadonlyArray<string>, entityId: string) =>
+        selectEntities(sql`e.source_id = ANY(${sourceIds}::text[]) AND e.id = ${entityId}`).pipe(
+          Effect.flatMap(([row]) => row === undefined ? fail({ _tag: "EntityNotFound" }) : Effect.succeed(row))
+        )
+
+      const getEntity = Effect.fn("Graph.getEntity")(function*(owner: UserId, sourceId: string, entityId: string) {
+        yield* ownedSource(owner, sourceId)
+        const row = yield* findEntity([sourceId], entityId)
+        const [entity] = yield* withDetails([row])
+        const events = yield* withParticipants(
+          yield* selectEvents(sql`ev.source_id = ${sourceId}
+            AND EXISTS (SELECT 1 FROM event_participants p WHERE p.event_id = ev.id AND p.entity_id = ${entityId})
+            ORDER BY ev.time_start ASC NULLS LAST, ev.id LIMIT ${maxEntityEvents}`)
+        )
+        const related = yield* sql<{
+          id: string
+          name: string
+          kind: EntityKind
+          mention_count: number
+          evidence: number
+        }>`
+          SELECT r.id, r.name, r.kind, r.mention_count, count(DISTINCT ev.id)::int AS evidence
+          FROM event_participants p1
+          JOIN events ev ON ev.id = p1.event_id ${visibleEvent()}
+          JOIN event_participants p2 ON p2.event_id = ev.id AND p2.entity_id <> p1.entity_id
+          JOIN entities r ON r.id = p2.entity_id
+          WHERE p1.entity_id = ${entityId}
+          GROUP BY r.id
+          ORDER BY evidence DESC, r.id
+          LIMIT ${maxRelated}`.pipe(Effect.orDie)
+        const evidence = related.length === 0 ? [] : yield* sql<{ id: string; event_id: string }>`
+          SELECT id, event_id FROM (
+            SELECT s.id, s.event_id,
+              row_number() OVER (PARTITION BY s.id ORDER BY s.time_start ASC NULLS LAST, s.event_id) AS rank
+            FROM (
+              SELECT DISTINCT p2.entity_id AS id, ev.id AS event_id, ev.time_start
+              FROM event_participants p1
+              JOIN events ev ON ev.id = p1.event_id ${visibleEvent()}
+              JOIN event_participants p2 ON p2.event_id = ev.id
+              WHERE p1.entity_id = ${entityId} AND p2.entity_id = ANY(${related.map((r) => r.id)}::text[])
+            ) s
+          ) ranked
+          WHERE rank <= ${maxEvidence}
+          ORDER BY id, rank`.pipe(Effect.orDie)
+        const evidenceOf = Arr.groupBy(evidence, (row) => row.id)
+        const chunks = yield* sql<{
+          chunk_id: string
+          document_id: string
+          ordinal: number
+          text: string
+          count: number
+        }>`
+          SELECT m.chunk_id, c.document_id, c.ordinal, c.text, m.count
+          FROM entity_mentions m
+          JOIN chunks c ON c.id = m.chunk_id
+          JOIN documents d ON d.id = m.document_id AND d.active_version = m.version AND d.status = 'ready'
+          WHERE m.entity_id = ${entityId}
+          ORDER BY m.count DESC, d.created_at, c.document_id, c.ordinal
+          LIMIT ${maxEntityChunks}`.pipe(Effect.orDie)
+        const pattern = surfacePattern([entity!.name, ...entity!.aliases])
+        return {
+          ...entity!,
+          events,
+          related: related.map((r) => ({
+            entity: { id: r.id, name: r.name, kind: r.kind, mention_count: r.mention_count },
+            evidence_count: r.evidence,
+            event_ids: (evidenceOf[r.id] ?? []).map((row) => row.event_id)
+          })),
+          chunks: chunks.map((c) => ({
+            chunk_id: c.chunk_id,
+            document_id: c.document_id,
+            ordinal: c.ordinal,
+            mentions: c.count,
+            excerpt: excerptAround(pattern, c.text)
+          }))
+        }
+      })
+
+      const listEvents = Effect.fn("Graph.listEvents")(function*(
+        owner: UserId,
+        sourceId: string,
+        options: EventListOptions
+      ) {
+        yield* ownedSource(owner, sourceId)
+        const from = options.from === undefined ? null : instant(options.from)
+        const to = options.to === undefined ? null : instant(options.to)
+        if (from !== null && to !== null && from >= to) {
+          return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "query.to", message: "must be after from" }] })
+        }
+        if (options.entityId !== undefined) yield* findEntity([sourceId], options.entityId)
+        const after = options.cursor === undefined ? undefined : decodeKey(options.cursor, "time")
+        if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
+        const key = after === undefined ? undefined : after.value
+        const start = key === undefined || key[1] === null ? null : instant(String(key[1]))
+        if (key !== undefined && key[1] !== null && start === null) return yield* fail({ _tag: "InvalidCursor" })
+        const rows = yield* selectEvents(sql`ev.source_id = ${sourceId}
+          ${options.kind === undefined ? sql`` : sql`AND ev.kind = ${options.kind}`}
+          ${from === null ? sql`` : sql`AND ev.time_end > ${from}`}
+          ${to === null ? sql`` : sql`AND ev.time_start < ${to}`}
+          ${
+          options.entityId === undefined ? sql`` : sql`AND EXISTS (
+            SELECT 1 FROM event_participants p WHERE p.event_id = ev.id AND p.entity_id = ${options.entityId})`
+        }
+          ${
+          key === undefined
+            ? sql``
+            : start === null
+            ? sql`AND ev.time_start IS NULL AND ev.id > ${key[2]}`
+            : sql`AND (ev.time_start > ${start} OR (ev.time_start = ${start} AND ev.id > ${key[2]})
+                OR ev.time_start IS NULL)`
+        }
+          ORDER BY ev.time_start ASC NULLS LAST, ev.id LIMIT ${options.limit + 1}`)
+        const items = rows.slice(0, options.limit)
+        const last = items[items.length - 1]
+        return {
+          items: yield* withParticipants(items),
+          next_cursor: rows.length > options.limit && last !== undefined
+            ? encodeKey(["time", iso(last.time_start), last.id])
+            : null
+        }
+      })
+
+      /** The sources the graph spans: the requested ones, all owned (else SourceNotFound), or every owned one. */
+      const graphSources = Effect.fnUntraced(function*(owner: UserId, requested: ReadonlyArray<string> | undefined) {
+        if (requested === undefined) {
+          const rows = yield* sql<{ id: string }>`SELECT id FROM sources WHERE owner_id = ${owner} ORDER BY id`
+            .pipe(Effect.orDie)
+          return rows.map((row) => row.id)
+        }
+        const ids = [...new Set(requested.flatMap((part) => part.split(",")).map((id) => id.trim()))]
+          .filter((id) => id.length > 0)
+        if (ids.length === 0 || ids.length > maxGraphSources) {
+          return yield* fail({
+            _tag: "InvalidQuery",
+            issues: [{ path: "query.source_ids", message: `must name 1 to ${maxGraphSources} sources` }]
+          })
+        }
+        const owned = yield* sql<{ id: string }>`
+          SELECT id FROM sources WHERE owner_id = ${owner} AND id = ANY(${ids}::text[])`.pipe(Effect.orDie)
+        const found = new Set(owned.map((row) => row.id))
+        const missing = ids.find((id) => !found.has(id))
+        if (missing !== undefined) return yield* fail({ _tag: "SourceNotFound", sourceId: missing })
+        return ids.sort()
+      })
+
+      type EntityNodeRow = Pick<EntityRow, "id" | "source_id" | "name" | "kind" | "mention_count">
+
+      const entityNode = (row: EntityNodeRow): GraphNode => ({
+        id: `entity:${row.id}`,
+        type: "entity",
+        ref_id: row.id,
+        label: row.name,
+        kind: row.kind,
+        source_id: row.source_id,
+        mention_count: row.mention_count,
+        time: null
+      })
+
+      const eventNode = (row: EventRow): GraphNode => ({
+        id: `event:${row.id}`,
+        type: "event",
+        ref_id: row.id,
+        label: row.statement,
+        kind: row.kind,
+        source_id: row.source_id,
+        mention_count: null,
+        time: eventTime(row)
+      })
+
+      /** Visible events of the entities not yet taken, those involving more of them first. */
+      const eventsAround = (entityIds: ReadonlyArray<string>, taken: ReadonlyArray<string>, limit: number) =>
+        selectEvents(sql`ev.id IN (
+            SELECT p.event_id FROM event_participants p WHERE p.entity_id = ANY(${entityIds}::text[]))
+          AND NOT (ev.id = ANY(${taken}::text[]))
+          ORDER BY (SELECT count(*) FROM event_participants p
+              WHERE p.event_id = ev.id AND p.entity_id = ANY(${entityIds}::text[])) DESC,
+            ev.confidence DESC, ev.time_start ASC NULLS LAST, ev.id
+          LIMIT ${limit}`)
+
+      /** Participants of the events not yet taken, those in more of them first, then the most mentioned. */
+      const participantsOf = (eventIds: ReadonlyArray<string>, taken: ReadonlyArray<string>, limit: number) =>
+        sql<EntityNodeRow>`
+          SELECT en.id, en.source_id, en.name, en.kind, en.mention_count
+          FROM entities en
+          JOIN event_participants p ON p.entity_id = en.id AND p.event_id = ANY(${eventIds}::text[])
+          WHERE NOT (en.id = ANY(${taken}::text[]))
+          GROUP BY en.id
+          ORDER BY count(DISTINCT p.event_id) DESC, en.mention_count DESC, en.id
+          LIMIT ${limit}`.pipe(Effect.orDie)
+
+      const graph = Effect.fn("Graph.graph")(function*(owner: UserId, options: GraphOptions) {
+        if (options.seedEntityId !== undefined && options.seedEventId !== undefined) {
+          return yield* fail({
+            _tag: "InvalidQuery",
+            issues: [{ path: "query.seed_event_id", message: "give seed_entity_id or seed_event_id, not both" }]
+          })
+        }
+        const sourceIds = yield* graphSources(owner, options.sourceIds)
+        const limit = options.limit ?? 100
+        const depth = options.depth ?? 1
+        // Nodes in the order they were reached: the seed first, then level by level.
+        const nodes: Array<GraphNode> = []
+        const entities = new Set<string>()
+        const events = new Set<string>()
+        let truncated = false
+        const room = () => limit - nodes.length
+        /** Adds as many of the rows as fit; notes when any was left out. */
+        const take = <R extends { readonly id: string }>(
+          rows: ReadonlyArray<R>,
+          into: Set<string>,
+          node: (row: R) => GraphNode
+        ) => {
+          const fitting = rows.slice(0, Math.max(0, room()))
+          for (const row of fitting) {
+            into.add(row.id)
+            nodes.push(node(row))
+          }
+          if (fitting.length < rows.length) truncated = true
+          return fitting.map((row) => row.id)
+        }
+
+        if (options.seedEntityId !== undefined || options.seedEventId !== undefined) {
+          let frontierEvents: ReadonlyArray<string>
+          let frontierEntities: ReadonlyArray<string> = []
+          if (options.seedEntityId !== undefined) {
+            const seed = yield* findEntity(sourceIds, options.seedEntityId)
+            frontierEntities = take([seed], entities, entityNode)
+            frontierEvents = []
+          } else {
+            const [seed] = yield* selectEvents(
+              sql`ev.source_id = ANY(${sourceIds}::text[]) AND ev.id = ${options.seedEventId!}`
+            )
+            if (seed === undefined) return yield* fail({ _tag: "EventNotFound" })
+            frontierEvents = take([seed], events, eventNode)
+          }
+          for (let level = 1; level <= depth && !truncated; level++) {
+            if (frontierEntities.length > 0) {
+              const found = yield* eventsAround(frontierEntities, [...events], room() + 1)
+              frontierEvents = take(found, events, eventNode)
+            }
+            if (truncated || frontierEvents.length === 0) break
+            const found = yield* participantsOf(frontierEvents, [...entities], room() + 1)
+            frontierEntities = take(found, entities, entityNode)
+            if (frontierEntities.length === 0) break
+          }
+        } else if (sourceIds.length > 0) {
+          const top = yield* selectEntities(sql`e.source_id = ANY(${sourceIds}::text[])
+            ORDER BY e.mention_count DESC, e.id LIMIT ${limit + 1}`)
+          const half = Math.ceil(limit / 2)
+          const chosen = take(top.slice(0, half), entities, entityNode)
+          if (chosen.length > 0) {
+            take(yield* eventsAround(chosen, [], room() + 1), events, eventNode)
+          }
+          take(top.slice(half), entities, entityNode)
+        }
+
+        const entityIds = [...entities]
+        const eventIds = [...events]
+        const participations = eventIds.length === 0 || entityIds.length === 0 ? [] : yield* sql<{
+          event_id: string
+          entity_id: string
+          role: ParticipantRole
+        }>`
+          SELECT event_id, entity_id, role FROM event_participants
+          WHERE event_id = ANY(${eventIds}::text[]) AND entity_id = ANY(${entityIds}::text[])`.pipe(Effect.orDie)
+        const relations = entityIds.length < 2 ? [] : yield* sql<{ a: string; b: string; weight: number }>`
+          SELECT pa.entity_id AS a, pb.entity_id AS b, count(DISTINCT ev.id)::int AS weight
+          FROM event_participants pa
+          JOIN event_participants pb ON pb.event_id = pa.event_id AND pa.entity_id < pb.entity_id
+          JOIN events ev ON ev.id = pa.event_id ${visibleEvent()}
+          WHERE pa.entity_id = ANY(${entityIds}::text[]) AND pb.entity_id = ANY(${entityIds}::text[])
+          GROUP BY pa.entity_id, pb.entity_id`.pipe(Effect.orDie)
+        const byId = (a: GraphEdge, b: GraphEdge) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+        const edges: Array<GraphEdge> = [
+          ...participations.map((row): GraphEdge => ({
+            id: `participation:${row.event_id}:${row.entity_id}:${row.role}`,
+            type: "participation",
+            source: `event:${row.event_id}`,
+            target: `entity:${row.entity_id}`,
+            role: row.role,
+            weight: 1
+          })).sort(byId),
+          ...relations.map((row): GraphEdge => {
+            const [a, b] = row.a < row.b ? [row.a, row.b] : [row.b, row.a]
+            return {
+              id: `relation:${a}:${b}`,
+              type: "relation",
+              source: `entity:${a}`,
+              target: `entity:${b}`,
+              role: null,
+              weight: row.weight
+            }
+          }).sort(byId)
+        ]
+        return { nodes, edges, truncated }
+      })
+
+      return Graph.of({
+        store,
+        activate,
+        removeDocument,
+        eventCount,
+        listEntities,
+        getEntity,
+        listEvents,
+        graph
+      })
+    })
+  )
+}

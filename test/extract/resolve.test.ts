@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest"
+import { matchKeys, normalizeName, organizationAcronyms, sameEntity } from "../../src/extract/resolve.ts"
+
+describe("normalizeName", () => {
+  it.each([
+    ["Dr. Jane Smith", "jane smith"],
+    ["Smith's", "smith"],
+    ["Smith’s", "smith"],
+    ["James'", "james"],
+    ["  JOSÉ   Álvarez ", "jose alvarez"],
+    ["J.P. Morgan & Co.", "jp morgan and co"],
+    ["The Guardian", "guardian"],
+    ["Prof. Sir Tim Berners-Lee", "tim berners lee"],
+    ["Mrs Müller", "muller"],
+    ["IBM", "ibm"],
+    ["Dr.", "dr"]
+  ])("%s → %s", (name, key) => {
+    expect(normalizeName(name)).toBe(key)
+  })
+
+  it("is idempotent", () => {
+    for (const name of ["Dr. Jane Smith", "J.P. Morgan & Co.", "The Guardian", "François-Henri Pinault", "AT&T", "Ms. O'Brien"]) {
+      expect(normalizeName(normalizeName(name))).toBe(normalizeName(name))
+    }
+  })
+})
+
+describe("matchKeys", () => {
+  it("gives an organization its name, its name without the legal form and its acronyms", () => {
+    expect(matchKeys({ name: "International Business Machines", kind: "organization", aliases: ["IBM"] })).toEqual([
+      "international business machines",
+      "ibm"
+    ])
+    expect(matchKeys({ name: "Acme Corp", kind: "organization", aliases: [] })).toEqual(["acme corp", "acme"])
+    expect(organizationAcronyms("Bank of America")).toEqual(["ba", "boa"])
+    expect(organizationAcronyms("Globex")).toEqual([])
+  })
+
+  it("gives a person full names only", () => {
+    expect(
+      matchKeys({ name: "Jane Smith", kind: "person", aliases: ["Smith", "J. Smith", "Dr. Jane Smith", "Jane A. Smith"] })
+    ).toEqual(["jane smith", "jane a smith"])
+    expect(matchKeys({ name: "Alice", kind: "person", aliases: [] })).toEqual(["alice"])
+  })
+
+  it("gives other kinds their name and aliases", () => {
+    expect(matchKeys({ name: "Vision Pro", kind: "product", aliases: ["the Vision Pro"] })).toEqual(["vision pro"])
+  })
+})
+
+describe("sameEntity", () => {
+  const entity = (name: string, kind: "person" | "organization" | "place" | "other" | "concept", aliases: Array<string> = []) => ({
+    name,
+    kind,
+    aliases
+  })
+
+  it("matches an organization and its acronym, or its name with a legal form", () => {
+    expect(sameEntity(entity("International Business Machines", "organization"), entity("IBM", "organization"))).toBe(true)
+    expect(sameEntity(entity("Globex", "organization"), entity("Globex Inc.", "organization"))).toBe(true)
+  })
+
+  it("matches the same full name however it is written", () => {
+    expect(sameEntity(entity("Dr. Jane Smith", "person"), entity("jane smith", "person"))).toBe(true)
+    expect(sameEntity(entity("José Álvarez", "person"), entity("Jose Alvarez", "person"))).toBe(true)
+  })
+
+  it("never joins two people through a shared surname", () => {
+    expect(sameEntity(entity("Jane Smith", "person", ["Smith"]), entity("John Smith", "person", ["Smith"]))).toBe(false)
+    expect(sameEntity(entity("Jane Smith", "person", ["Smith"]), entity("Smith", "person"))).toBe(false)
+  })
+
+  it("keeps kinds apart unless one of them is undetermined", () => {
+    expect(sameEntity(entity("Jordan", "person"), entity("Jordan", "place"))).toBe(false)
+    expect(sameEntity(entity("Jordan", "other"), entity("Jordan", "place"))).toBe(true)
+    expect(sameEntity(entity("Apple", "concept"), entity("Apple", "organization"))).toBe(true)
+    expect(sameEntity(entity("Acme", "organization"), entity("Globex", "organization"))).toBe(false)
+  })
+})

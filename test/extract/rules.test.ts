@@ -1,0 +1,292 @@
+import { describe, expect, it } from "vitest"
+import type { ExtractedEvent, Extraction, ExtractionChunk, ExtractionInput } from "../../src/extract/Extraction.ts"
+import { extractRules } from "../../src/extract/rules.ts"
+
+const document = (text: string, documentDate: string | null = null): ExtractionInput => ({
+  title: "fixture",
+  documentDate,
+  chunks: [{ ordinal: 0, text, speaker: null, spokenAt: null }]
+})
+
+const chat = (...messages: ReadonlyArray<readonly [speaker: string, spokenAt: string, text: string]>): ExtractionInput => ({
+  title: "chat",
+  documentDate: null,
+  chunks: messages.map(([speaker, spokenAt, text], ordinal): ExtractionChunk => ({ ordinal, text, speaker, spokenAt }))
+})
+
+const entityNamed = (extraction: Extraction, name: string) => {
+  const found = extraction.entities.filter((entity) => entity.name === name)
+  expect(found, `one entity named ${name}`).toHaveLength(1)
+  return found[0]!
+}
+
+const eventOf = (extraction: Extraction, kind: string) => {
+  const found = extraction.events.filter((event) => event.kind === kind)
+  expect(found, `one ${kind} event`).toHaveLength(1)
+  return found[0]!
+}
+
+/** The event's participants as entity names and roles. */
+const rolesOf = (extraction: Extraction, event: ExtractedEvent) =>
+  event.participants.map((participant) => ({
+    name: extraction.entities.find((entity) => entity.key === participant.entity)!.name,
+    role: participant.role
+  }))
+
+describe("extractRules: entities and events", () => {
+  it("reads who did what to whom, where and when", () => {
+    const extraction = extractRules(document("On March 3, 2021, Acme Corp acquired Globex in Berlin."))
+    expect(entityNamed(extraction, "Acme Corp").kind).toBe("organization")
+    expect(entityNamed(extraction, "Globex").kind).toBe("organization")
+    expect(entityNamed(extraction, "Berlin").kind).toBe("place")
+    const acquire = eventOf(extraction, "acquire")
+    expect(rolesOf(extraction, acquire)).toEqual([
+      { name: "Acme Corp", role: "actor" },
+      { name: "Globex", role: "object" },
+      { name: "Berlin", role: "place" }
+    ])
+    expect(acquire.place).toBe(entityNamed(extraction, "Berlin").key)
+    expect(acquire.time).toEqual({
+      start: "2021-03-03T00:00:00.000Z",
+      end: "2021-03-04T00:00:00.000Z",
+      precision: "day",
+      text: "March 3, 2021",
+      relative: false
+    })
+    expect(acquire.statement).toBe("On March 3, 2021, Acme Corp acquired Globex in Berlin.")
+    expect(acquire.chunkOrdinals).toEqual([0])
+    expect(acquire.confidence).toBeGreaterThan(0.8)
+    expect(acquire.confidence).toBeLessThanOrEqual(1)
+  })
+
+  it("makes the agent of a passive the actor and its subject the object", () => {
+    const extraction = extractRules(document("Globex was acquired by Acme Corp in 2021."))
+    const acquire = eventOf(extraction, "acquire")
+    expect(rolesOf(extraction, acquire)).toEqual([
+      { name: "Acme Corp", role: "actor" },
+      { name: "Globex", role: "object" }
+    ])
+    expect(acquire.time).toMatchObject({ start: "2021-01-01T00:00:00.000Z", end: "2022-01-01T00:00:00.000Z", precision: "year" })
+  })
+
+  it("gives a reported clause an event of its own", () => {
+    const extraction = extractRules(document("Maria Lopez said that Nike would open a store in Lisbon."))
+    expect(extraction.events.map((event) => event.kind)).toEqual(["say", "open"])
+    expect(rolesOf(extraction, eventOf(extraction, "say"))).toEqual([{ name: "Maria Lopez", role: "actor" }])
+    const open = eventOf(extraction, "open")
+    expect(rolesOf(extraction, open)).toEqual([{ name: "Nike", role: "actor" }, { name: "Lisbon", role: "place" }])
+    expect(open.statement).toBe("Nike would open a store in Lisbon.")
+  })
+
+  it("resolves she/he to the person last acting and 'the company' to the organization last named", () => {
+    const extraction = extractRules(
+      document("Jane Smith met Mr. Brown in Paris. She signed the deal. Nokia sold its phones. The company hired Tom Becker.")
+    )
+    expect(rolesOf(extraction, eventOf(extraction, "sign"))).toEqual([{ name: "Jane Smith", role: "actor" }])
+    expect(rolesOf(extraction, eventOf(extraction, "hire"))[0]).toEqual({ name: "Nokia", role: "actor" })
+  })
+
+  it("makes no event of a question, a state or a sentence without a verb", () => {
+    const extraction = extractRules(document("Did Karen approve the budget? Karen loves Paris. Attendees: Karen Lee, Tom Becker"))
+    expect(extraction.events).toEqual([])
+    expect(entityNamed(extraction, "Karen Lee").kind).toBe("person")
+  })
+
+  it("keeps statements and descriptions within 300 characters", () => {
+    const long = `Acme Corp acquired Globex in Berlin after ${"a very long and winding negotiation, ".repeat(12)}as reported.`
+    const extraction = extractRules(document(long))
+    expect(long.length).toBeGreaterThan(300)
+    expect(eventOf(extraction, "acquire").statement.length).toBeLessThanOrEqual(300)
+    for (const entity of extraction.entities) expect(entity.description!.length).toBeLessThanOrEqual(300)
+  })
+
+  it("refers only to entities it returns, each with a unique key", () => {
+    const extraction = extractRules(
+      document("Dr. Jane Smith met Mr. Brown of International Business Machines (IBM) in Paris. IBM opened a lab in Zurich.")
+    )
+    const keys = extraction.entities.map((entity) => entity.key)
+    expect(new Set(keys).size).toBe(keys.length)
+    for (const event of extraction.events) {
+      for (const participant of event.participants) expect(keys).toContain(participant.entity)
+      if (event.place !== null) expect(keys).toContain(event.place)
+    }
+  })
+})
+
+describe("extractRules: entity resolution within a document", () => {
+  it("merges titles, possessives and a lone surname into one person", () => {
+    const extraction = extractRules(
+      document("Dr. Jane Smith met Mr. Brown in Paris. Smith's report was praised by the board. Later, Jane Smith flew to Rome.")
+    )
+    const smith = entityNamed(extraction, "Jane Smith")
+    expect(smith.kind).toBe("person")
+    expect(smith.aliases).toEqual(["Smith"])
+    expect(smith.mentions).toBe(3)
+    expect(smith.description).toBe("Dr. Jane Smith met Mr. Brown in Paris.")
+    expect(entityNamed(extraction, "Brown").kind).toBe("person")
+    expect(extraction.entities.filter((entity) => entity.kind === "person")).toHaveLength(2)
+  })
+
+  it("merges an acronym into the organization whose initials it spells", () => {
+    const extraction = extractRules(
+      document("International Business Machines (IBM) opened a lab in Zurich. IBM hired 40 researchers there.")
+    )
+    const ibm = entityNamed(extraction, "International Business Machines")
+    expect(ibm.kind).toBe("organization")
+    expect(ibm.aliases).toEqual(["IBM"])
+    expect(ibm.mentions).toBe(3)
+    expect(extraction.entities.filter((entity) => entity.kind === "organization")).toHaveLength(1)
+  })
+
+  it("merges an organization's short name and its name with a legal form", () => {
+    const extraction = extractRules(document("Acme Corp bought Globex. Acme paid $2 billion."))
+    const acme = entityNamed(extraction, "Acme Corp")
+    expect(acme.aliases).toEqual(["Acme"])
+    expect(rolesOf(extraction, eventOf(extraction, "pay"))[0]).toEqual({ name: "Acme Corp", role: "actor" })
+  })
+
+  it("keeps the person and the place of the same name apart", () => {
+    const extraction = extractRules(document("Michael Jordan visited Jordan in 2019. Jordan thanked the fans in Amman."))
+    const person = entityNamed(extraction, "Michael Jordan")
+    const place = entityNamed(extraction, "Jordan")
+    expect(person.kind).toBe("person")
+    expect(place.kind).toBe("place")
+    expect(rolesOf(extraction, eventOf(extraction, "visit"))).toEqual([
+      { name: "Michael Jordan", role: "actor" },
+      { name: "Jordan", role: "object" }
+    ])
+  })
+
+  it("keeps two people who share a surname apart", () => {
+    const extraction = extractRules(document("Anna Weber met Tom Weber in Munich."))
+    expect(entityNamed(extraction, "Anna Weber").kind).toBe("person")
+    expect(entityNamed(extraction, "Tom Weber").kind).toBe("person")
+  })
+})
+
+describe("extractRules: chat messages", () => {
+  it("makes the speaker the actor of a first-person sentence and anchors its relative time on the message", () => {
+    const extraction = extractRules(chat(["Alice", "2024-05-08T10:00:00Z", "I'll send it next Tuesday."]))
+    expect(entityNamed(extraction, "Alice").kind).toBe("person")
+    const send = eventOf(extraction, "send")
+    expect(rolesOf(extraction, send)).toEqual([{ name: "Alice", role: "actor" }])
+    expect(send.time).toEqual({
+      start: "2024-05-14T00:00:00.000Z",
+      end: "2024-05-15T00:00:00.000Z",
+      precision: "day",
+      text: "next Tuesday",
+      relative: true
+    })
+  })
+
+  it("dates a message without a time expression at the message's own minute", () => {
+    const extraction = extractRules(chat(["Bob", "2024-05-08T10:02:30Z", "I reviewed the Atlas release."]))
+    expect(eventOf(extraction, "review").time).toEqual({
+      start: "2024-05-08T10:02:00.000Z",
+      end: "2024-05-08T10:03:00.000Z",
+      precision: "minute",
+      text: "",
+      relative: false
+    })
+  })
+
+  it("reads relative days on the speaker's calendar, not UTC's", () => {
+    const extraction = extractRules(chat(["Mia", "2023-12-22T20:30:00-05:00", "We flew to Lisbon yesterday!"]))
+    const fly = eventOf(extraction, "fly")
+    expect(rolesOf(extraction, fly)[0]).toEqual({ name: "Mia", role: "actor" })
+    expect(fly.time).toMatchObject({ start: "2023-12-21T00:00:00.000Z", precision: "day", relative: true })
+  })
+
+  it("reads a clock time in the message's offset as an instant", () => {
+    const extraction = extractRules(chat(["Bob", "2024-05-08T10:04:00+02:00", "I'm meeting Karen in Denver tomorrow at 3pm."]))
+    expect(eventOf(extraction, "meet").time).toMatchObject({
+      start: "2024-05-09T13:00:00.000Z",
+      end: "2024-05-09T14:00:00.000Z",
+      precision: "hour"
+    })
+  })
+
+  it("keeps a named subject as the actor and the speaker as a participant", () => {
+    const extraction = extractRules(
+      chat(["Alice", "2024-05-08T10:00:00Z", "Ok."], ["Bob", "2024-05-08T10:03:00Z", "Karen signed the contract yesterday."])
+    )
+    const sign = eventOf(extraction, "sign")
+    expect(rolesOf(extraction, sign)).toEqual([{ name: "Karen", role: "actor" }, { name: "Bob", role: "participant" }])
+    expect(sign.time).toMatchObject({ start: "2024-05-07T00:00:00.000Z", precision: "day" })
+  })
+})
+
+describe("extractRules: times", () => {
+  it("gives an unanchored relative expression no time, and an absolute one its time", () => {
+    const extraction = extractRules(document("Acme Corp met Globex last Tuesday. Acme Corp was founded in 1999."))
+    expect(eventOf(extraction, "meet").time).toBeNull()
+    expect(eventOf(extraction, "found").time).toMatchObject({ start: "1999-01-01T00:00:00.000Z", precision: "year", relative: false })
+  })
+
+  it("resolves relative expressions against the document date", () => {
+    const extraction = extractRules(
+      document(
+        "Acme Corp hired Maria Lopez last week. Globex opened an office in Lisbon next month. Initech sued Globex three months ago.",
+        "2024-10-31"
+      )
+    )
+    expect(eventOf(extraction, "hire").time).toMatchObject({
+      start: "2024-10-21T00:00:00.000Z",
+      end: "2024-10-28T00:00:00.000Z",
+      precision: "week",
+      relative: true
+    })
+    expect(eventOf(extraction, "open").time).toMatchObject({
+      start: "2024-11-01T00:00:00.000Z",
+      end: "2024-12-01T00:00:00.000Z",
+      precision: "month"
+    })
+    expect(eventOf(extraction, "sue").time).toMatchObject({ start: "2024-07-01T00:00:00.000Z", precision: "month", relative: true })
+  })
+
+  it("counts 'two years later' from the previous event's time", () => {
+    const extraction = extractRules(
+      document("On March 3, 2021, Acme Corp acquired Globex. Two years later, Acme Corp closed the Globex offices.", "2024-01-01")
+    )
+    expect(eventOf(extraction, "close").time).toEqual({
+      start: "2023-01-01T00:00:00.000Z",
+      end: "2024-01-01T00:00:00.000Z",
+      precision: "year",
+      text: "Two years later",
+      relative: true
+    })
+  })
+
+  it("gives 'two years later' no time when no earlier event has one", () => {
+    const extraction = extractRules(document("Two years later, Acme Corp closed the Globex offices.", "2024-01-01"))
+    expect(eventOf(extraction, "close").time).toBeNull()
+  })
+
+  it("reads decades, quarters and months at their precision", () => {
+    const extraction = extractRules(
+      document("In the 1990s, Nokia dominated Europe. Acme Corp launched Atlas in Q3 2021. Globex hired Tom Becker in March 2020.")
+    )
+    expect(eventOf(extraction, "dominate").time).toMatchObject({ start: "1990-01-01T00:00:00.000Z", end: "2000-01-01T00:00:00.000Z", precision: "decade" })
+    expect(eventOf(extraction, "launch").time).toMatchObject({ start: "2021-07-01T00:00:00.000Z", end: "2021-10-01T00:00:00.000Z", precision: "quarter" })
+    expect(eventOf(extraction, "hire").time).toMatchObject({ start: "2020-03-01T00:00:00.000Z", end: "2020-04-01T00:00:00.000Z", precision: "month" })
+  })
+
+  it("moves a bare weekday to the side the verb's tense points to", () => {
+    const extraction = extractRules(document("Jordan Peele arrived in Amman on Friday. Peele will visit Petra on Monday.", "2024-03-13"))
+    expect(eventOf(extraction, "arrive").time).toMatchObject({ start: "2024-03-08T00:00:00.000Z", precision: "day" })
+    expect(eventOf(extraction, "visit").time).toMatchObject({ start: "2024-03-18T00:00:00.000Z", precision: "day" })
+  })
+})
+
+describe("extractRules: determinism", () => {
+  it("returns the same extraction for the same input", () => {
+    const input = chat(
+      ["Alice", "2024-05-08T10:00:00Z", "I'll send the contract to Globex next Tuesday."],
+      ["Bob", "2024-05-08T10:01:00Z", "Great. Karen from legal approved it yesterday, and Dr. Jane Smith signed in Berlin."]
+    )
+    const first = extractRules(input)
+    const second = extractRules(input)
+    expect(second).toEqual(first)
+    expect(JSON.stringify(second)).toBe(JSON.stringify(first))
+  })
+})

@@ -1,0 +1,98 @@
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { login, request } from "../support/http.ts"
+import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+import { engines, freshServer, TestServer } from "../support/server.ts"
+
+const news = "On March 3, 2021, Acme Corporation acquired Globex in Berlin. " +
+  "Acme Corporation is headquartered in Toledo, Ohio."
+
+/** Extraction runs in the pipeline: what ingestion finds, what search does with it, and what deletion undoes. */
+for (const engine of engines) {
+  layer(freshServer(engine))(`events and entities from ingestion (${engine})`, (it) => {
+    it.effect("ingested text and messages become entities and events; multi search uses them; delete undoes them", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Chronicler")
+        const sourceId = yield* createSource(url, token)
+        const article = yield* ingestText(url, token, sourceId, "deal", news)
+        const chat = yield* request(url, `/api/v1/sources/${sourceId}/documents/ingest`, {
+          token,
+          json: {
+            title: "standup",
+            messages: [
+              { speaker: "Alice", content: "I'll send the Globex report next Tuesday.", timestamp: "2024-05-08T10:00:00Z" }
+            ]
+          }
+        })
+        assert.strictEqual(chat.status, 202, chat.text)
+        yield* waitForDocument(url, token, sourceId, article.body.id)
+        yield* waitForDocument(url, token, sourceId, chat.body.id)
+
+        const source = yield* request(url, `/api/v1/sources/${sourceId}`, { token })
+        const eventCount = source.body.event_count as number
+        assert.isAtLeast(eventCount, 3)
+
+        const entities = yield* request(url, `/api/v1/sources/${sourceId}/entities?limit=100`, { token })
+        assert.strictEqual(entities.status, 200, entities.text)
+        const byName = new Map<string, any>(entities.body.items.map((e: { name: string }) => [e.name, e]))
+        assert.strictEqual(byName.get("Acme Corporation")?.kind, "organization")
+        assert.strictEqual(byName.get("Acme Corporation")?.mention_count, 2)
+        assert.strictEqual(byName.get("Berlin")?.kind, "place")
+        assert.strictEqual(byName.get("Alice")?.kind, "person", "a message's speaker is an entity")
+        assert.isAtLeast(byName.get("Globex")?.mention_count, 2, "Globex is one entity across both documents")
+
+        const acquisitions = yield* request(url, `/api/v1/sources/${sourceId}/events?kind=acquire`, { token })
+        const deal = acquisitions.body.items[0]
+        assert.strictEqual(deal.time.start, "2021-03-03T00:00:00.000Z")
+        assert.strictEqual(deal.time.precision, "day")
+        assert.deepStrictEqual(
+          deal.participants.map((p: { name: string; role: string }) => `${p.name}:${p.role}`).sort(),
+          ["Acme Corporation:actor", "Berlin:place", "Globex:object"]
+        )
+        const alice = byName.get("Alice")
+        const hers = yield* request(url, `/api/v1/sources/${sourceId}/events?entity_id=${alice.id}`, { token })
+        assert.strictEqual(hers.body.items[0].time.start, "2024-05-14T00:00:00.000Z", "next Tuesday after 8 May 2024")
+        assert.isTrue(hers.body.items[0].time.relative)
+
+        // Two facts about one entity: the graph list brings the headquarters via the acquisition of Globex.
+        const search = yield* request(url, "/api/v1/search", {
+          token,
+          json: { query: "Where is the company that bought Globex based?" }
+        })
+        assert.include(search.body.lists, "graph")
+        const graphed = search.body.results.filter((r: { explanation: { lists: Array<{ list: string }> } }) =>
+          r.explanation.lists.some((l) => l.list === "graph")
+        )
+        assert.isAbove(graphed.length, 0)
+        const withoutEntities = yield* request(url, "/api/v1/search", { token, json: { query: "headquarters" } })
+        assert.notInclude(withoutEntities.body.lists, "graph", "no entity or time in the query: no graph list")
+
+        // Deleting the chat removes exactly its events; Alice had no other evidence and disappears.
+        const removed = yield* request(url, `/api/v1/sources/${sourceId}/documents/${chat.body.id}`, {
+          token,
+          method: "DELETE"
+        })
+        assert.strictEqual(removed.status, 200, removed.text)
+        const after = yield* request(url, `/api/v1/sources/${sourceId}/entities?limit=100`, { token })
+        const names = after.body.items.map((e: { name: string }) => e.name)
+        assert.notInclude(names, "Alice")
+        const globex = after.body.items.find((e: { name: string }) => e.name === "Globex")
+        assert.strictEqual(globex.mention_count, 1)
+        const sourceAfter = yield* request(url, `/api/v1/sources/${sourceId}`, { token })
+        assert.isBelow(sourceAfter.body.event_count, eventCount)
+
+        // Reprocessing is idempotent: the same events again, not twice.
+        const before = sourceAfter.body.event_count
+        const reprocess = yield* request(url, `/api/v1/sources/${sourceId}/documents/${article.body.id}/reprocess`, {
+          token,
+          method: "POST"
+        })
+        assert.strictEqual(reprocess.status, 200, reprocess.text)
+        yield* waitForDocument(url, token, sourceId, article.body.id, (d) =>
+          d.status === "ready" && d.job_id === reprocess.body.job_id)
+        const again = yield* request(url, `/api/v1/sources/${sourceId}`, { token })
+        assert.strictEqual(again.body.event_count, before)
+      }))
+  })
+}

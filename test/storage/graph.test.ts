@@ -1,0 +1,232 @@
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import type { UserId } from "../../src/domain/User.ts"
+import type { Extraction } from "../../src/extract/Extraction.ts"
+import { Graph } from "../../src/services/Graph.ts"
+import {
+  addChunks,
+  chunksA,
+  chunksB,
+  entity,
+  event,
+  extractionA,
+  extractionB,
+  makeReady,
+  onDay,
+  seedDocument
+} from "../support/graph.ts"
+import { login, request } from "../support/http.ts"
+import { createSource } from "../support/ingest.ts"
+import { engines, freshServer, TestServer } from "../support/server.ts"
+
+const chunksA2 = ["Jane Smith founded Acme Corp in Berlin in 2019."]
+const extractionA2: Extraction = {
+  entities: [
+    entity("jane", "Jane Smith", "person"),
+    entity("acme", "Acme Corp", "organization", { mentions: 1 }),
+    entity("berlin", "Berlin", "place")
+  ],
+  events: [
+    event("Jane Smith founded Acme Corp in 2019", "found", [["jane", "actor"], ["acme", "object"]], {
+      chunks: [0],
+      time: onDay("2019-03-01"),
+      place: "berlin"
+    })
+  ]
+}
+
+interface EntitySnapshot {
+  readonly id: string
+  readonly name: string
+  readonly kind: string
+  readonly mention_count: number
+  readonly first_seen: string | null
+  readonly last_seen: string | null
+  readonly aliases: ReadonlyArray<string>
+}
+
+/** Every entity row of the source (visible or not), by name and kind. */
+const entityRows = (sourceId: string) =>
+  Effect.gen(function*() {
+    const { sql } = yield* TestServer
+    const rows = yield* sql<{
+      id: string
+      name: string
+      kind: string
+      mention_count: number
+      first_seen: Date | null
+      last_seen: Date | null
+    }>`SELECT id, name, kind, mention_count, first_seen, last_seen FROM entities WHERE source_id = ${sourceId}
+       ORDER BY name, kind`
+    const aliases = yield* sql<{ entity_id: string; alias: string }>`
+      SELECT a.entity_id, a.alias FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+      WHERE e.source_id = ${sourceId} ORDER BY a.alias`
+    return rows.map((row): EntitySnapshot => ({
+      id: row.id,
+      name: row.name,
+      kind: row.kind,
+      mention_count: row.mention_count,
+      first_seen: row.first_seen?.toISOString().slice(0, 10) ?? null,
+      last_seen: row.last_seen?.toISOString().slice(0, 10) ?? null,
+      aliases: aliases.filter((a) => a.entity_id === row.id).map((a) => a.alias)
+    }))
+  })
+
+const summary = (rows: ReadonlyArray<EntitySnapshot>) =>
+  rows.map((row) => `${row.name}/${row.kind}:${row.mention_count}:${row.first_seen ?? "-"}..${row.last_seen ?? "-"}`)
+
+const rowCount = (table: "events" | "entity_mentions", documentId: string) =>
+  Effect.gen(function*() {
+    const { sql } = yield* TestServer
+    const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)} WHERE document_id = ${documentId}`
+    return row!.n
+  })
+
+/** A user with a source, and both documents stored and active. */
+const setup = (name: string) =>
+  Effect.gen(function*() {
+    const { url, sql } = yield* TestServer
+    const graph = yield* Graph
+    const token = yield* login(url, name)
+    const sourceId = yield* createSource(url, token)
+    const [user] = yield* sql<{ id: UserId }>`SELECT owner_id AS id FROM sources WHERE id = ${sourceId}`
+    const a = yield* seedDocument(sourceId, "a", chunksA)
+    yield* graph.store(a, 1, extractionA)
+    yield* graph.activate(a, 1)
+    const b = yield* seedDocument(sourceId, "b", chunksB)
+    yield* graph.store(b, 1, extractionB)
+    yield* graph.activate(b, 1)
+    return { url, token, sourceId, owner: user!.id, a, b }
+  })
+
+const eventCount = (url: string, token: string, sourceId: string) =>
+  Effect.map(request(url, `/api/v1/sources/${sourceId}`, { token }), (reply) => reply.body.event_count as number)
+
+for (const engine of engines) {
+  layer(freshServer(engine, { workerConcurrency: 0 }))(`graph storage (${engine})`, (it) => {
+    it.effect("entities resolve across documents: a shared key merges, an incompatible kind stays apart", () =>
+      Effect.gen(function*() {
+        const { url, token, sourceId } = yield* setup("Resa")
+        const rows = yield* entityRows(sourceId)
+        assert.deepStrictEqual(summary(rows), [
+          "Acme Corp/organization:3:2019-03-01..2019-03-01",
+          "Berlin/place:1:2019-03-01..2019-03-01",
+          "Jane Smith/person:3:2019-03-01..2021-06-01",
+          "Jordan/person:1:2020-05-10..2020-05-10",
+          "Jordan/place:2:2021-06-01..2021-06-01"
+        ])
+        assert.deepStrictEqual(rows.find((r) => r.name === "Jane Smith")!.aliases, ["Smith"])
+        assert.deepStrictEqual(rows.find((r) => r.name === "Acme Corp")!.aliases, ["Acme"])
+        assert.strictEqual(yield* eventCount(url, token, sourceId), 4)
+      }))
+
+    it.effect("store is idempotent per document version: same ids, no duplicate rows, same counts", () =>
+      Effect.gen(function*() {
+        const { sql } = yield* TestServer
+        const graph = yield* Graph
+        const { sourceId, a } = yield* setup("Idem")
+        const events = () => sql<{ id: string }>`SELECT id FROM events WHERE document_id = ${a} ORDER BY id`
+        const before = { events: yield* events(), mentions: yield* rowCount("entity_mentions", a) }
+        const entitiesBefore = yield* entityRows(sourceId)
+        yield* graph.store(a, 1, extractionA)
+        yield* graph.store(a, 1, extractionA)
+        yield* graph.activate(a, 1)
+        assert.deepStrictEqual(yield* events(), before.events)
+        assert.strictEqual(yield* rowCount("entity_mentions", a), before.mentions)
+        assert.deepStrictEqual(yield* entityRows(sourceId), entitiesBefore)
+        const [participants] = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM event_participants p JOIN events e ON e.id = p.event_id
+          WHERE e.document_id = ${a}`
+        assert.strictEqual(participants!.n, 5, "2 + 2 participants and the place of the first event")
+      }))
+
+    it.effect("reprocess: the new version is invisible until activated, then replaces exactly the old one", () =>
+      Effect.gen(function*() {
+        const { sql } = yield* TestServer
+        const graph = yield* Graph
+        const { url, token, sourceId, owner, a, b } = yield* setup("Repro")
+        const bEvents = yield* sql<{ id: string }>`SELECT id FROM events WHERE document_id = ${b} ORDER BY id`
+        yield* addChunks(a, 2, chunksA2)
+        yield* graph.store(a, 2, extractionA2)
+        const listed = yield* graph.listEvents(owner, sourceId, { limit: 100 })
+        assert.strictEqual(listed.items.length, 4, "still the active version's events")
+        assert.deepStrictEqual(summary(yield* entityRows(sourceId))[2], "Jane Smith/person:3:2019-03-01..2021-06-01")
+        assert.strictEqual(yield* eventCount(url, token, sourceId), 4)
+
+        // As Pipeline.index does: the version becomes active, the old chunks go, then the graph follows.
+        yield* makeReady(a, 2)
+        yield* sql`DELETE FROM chunks WHERE document_id = ${a} AND version <> 2`
+        yield* graph.activate(a, 2)
+        const [versions] = yield* sql<{ versions: Array<number> }>`
+          SELECT array_agg(DISTINCT version) AS versions FROM events WHERE document_id = ${a}`
+        assert.deepStrictEqual(versions!.versions, [2])
+        assert.strictEqual(yield* rowCount("events", a), 1)
+        assert.deepStrictEqual(
+          yield* sql<{ id: string }>`SELECT id FROM events WHERE document_id = ${b} ORDER BY id`,
+          bEvents,
+          "the other document's events are untouched"
+        )
+        assert.deepStrictEqual(summary(yield* entityRows(sourceId)), [
+          "Acme Corp/organization:2:2019-03-01..2019-03-01",
+          "Berlin/place:1:2019-03-01..2019-03-01",
+          "Jane Smith/person:2:2019-03-01..2021-06-01",
+          "Jordan/place:2:2021-06-01..2021-06-01"
+        ], "Jordan the person had evidence only in version 1")
+        assert.strictEqual(yield* eventCount(url, token, sourceId), 3)
+        const [mentionVersions] = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM entity_mentions WHERE document_id = ${a} AND version <> 2`
+        assert.strictEqual(mentionVersions!.n, 0)
+      }))
+
+    it.effect("deleting a document removes its events; orphans disappear, shared entities keep the rest", () =>
+      Effect.gen(function*() {
+        const { sql } = yield* TestServer
+        const graph = yield* Graph
+        const { url, token, sourceId, b } = yield* setup("Del")
+        const before = yield* entityRows(sourceId)
+        // As Documents.remove should: in its transaction, before the document row is deleted.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* graph.removeDocument(b)
+          yield* sql`DELETE FROM documents WHERE id = ${b}`
+        }))
+        assert.strictEqual(yield* rowCount("events", b), 0)
+        assert.strictEqual(yield* rowCount("entity_mentions", b), 0)
+        const after = yield* entityRows(sourceId)
+        assert.deepStrictEqual(summary(after), [
+          "Acme Corp/organization:2:2019-03-01..2019-03-01",
+          "Berlin/place:1:2019-03-01..2019-03-01",
+          "Jane Smith/person:2:2019-03-01..2020-05-10",
+          "Jordan/person:1:2020-05-10..2020-05-10"
+        ])
+        const id = (rows: ReadonlyArray<EntitySnapshot>, name: string, kind: string) =>
+          rows.find((r) => r.name === name && r.kind === kind)!.id
+        assert.strictEqual(id(after, "Jane Smith", "person"), id(before, "Jane Smith", "person"), "same entity kept")
+        const [orphans] = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM entity_keys k WHERE k.source_id = ${sourceId}
+            AND k.entity_id = ${id(before, "Jordan", "place")}`
+        assert.strictEqual(orphans!.n, 0, "the orphan's keys went with it")
+        assert.strictEqual(yield* eventCount(url, token, sourceId), 2)
+      }))
+
+    it.effect("a document that is not ready contributes nothing visible until it is", () =>
+      Effect.gen(function*() {
+        const graph = yield* Graph
+        const { url, token, sourceId, owner } = yield* setup("Vis")
+        const c = yield* seedDocument(sourceId, "c", ["Ada Lovelace wrote the first program."], { ready: false })
+        yield* graph.store(c, 1, {
+          entities: [entity("ada", "Ada Lovelace", "person")],
+          events: [event("Ada Lovelace wrote the first program", "write", [["ada", "actor"]])]
+        })
+        const names = (page: { readonly items: ReadonlyArray<{ readonly name: string }> }) =>
+          page.items.map((e) => e.name)
+        assert.notInclude(names(yield* graph.listEntities(owner, sourceId, { limit: 100 })), "Ada Lovelace")
+        assert.strictEqual(yield* eventCount(url, token, sourceId), 4)
+        assert.strictEqual(yield* graph.eventCount(sourceId), 4)
+        yield* makeReady(c, 1)
+        yield* graph.activate(c, 1)
+        assert.include(names(yield* graph.listEntities(owner, sourceId, { limit: 100 })), "Ada Lovelace")
+        assert.strictEqual(yield* eventCount(url, token, sourceId), 5)
+        assert.strictEqual(yield* graph.eventCount(sourceId), 5)
+      }))
+  })
+}
