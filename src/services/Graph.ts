@@ -1,6 +1,6 @@
 import { Array as Arr, Context, Data, DateTime, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import { createHash } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import type {
   EntityDetail,
   EntityKind,
@@ -147,6 +147,112 @@ const knownKind = (kind: string): EntityKind =>
 const knownRole = (role: string): ParticipantRole =>
   (roles as ReadonlyArray<string>).includes(role) ? role as ParticipantRole : "participant"
 
+/** An entity of the source as resolution sees it. */
+interface SourceEntity {
+  readonly id: string
+  readonly name: string
+  readonly kind: EntityKind
+  readonly mention_count: number
+  readonly created_at: Date
+}
+
+/** The rows resolving a document's entities adds, and the entity each of them became. */
+interface Resolution {
+  readonly entityIds: ReadonlyArray<string>
+  readonly created: ReadonlyArray<{
+    id: string
+    source_id: string
+    name: string
+    kind: EntityKind
+    description: string | null
+  }>
+  /** Descriptions for entities that existed before, to set where they have none. */
+  readonly described: ReadonlyMap<string, string>
+  readonly keys: ReadonlyArray<{ source_id: string; key: string; entity_id: string }>
+  readonly aliases: ReadonlyArray<{ entity_id: string; alias: string }>
+}
+
+/**
+ * Resolves the entities in order, each to the source's entity it is (a shared key, compatible kinds) or to a new
+ * one created at `now`; each sees the entities and keys the ones before it added. `found` must hold every key row
+ * (with its entity) of the source under any match key of the entities.
+ */
+const resolveEntities = (
+  sourceId: string,
+  entities: ReadonlyArray<{ readonly extracted: ExtractedEntity; readonly name: string }>,
+  found: ReadonlyArray<SourceEntity & { readonly key: string }>,
+  now: Date
+): Resolution => {
+  const known = new Map<string, SourceEntity>()
+  // By key as the database has it: the driver replaces lone surrogates, hence toWellFormed on our own keys.
+  const keyed = new Map<string, Set<string>>()
+  const addKey = (key: string, entityId: string) => {
+    const ids = keyed.get(key) ?? new Set<string>()
+    keyed.set(key, ids)
+    if (ids.has(entityId)) return false
+    ids.add(entityId)
+    return true
+  }
+  for (const row of found) {
+    known.set(row.id, row)
+    addKey(row.key, row.id)
+  }
+  const entityIds: Array<string> = []
+  const created = new Map<string, Resolution["created"][number]>()
+  const described = new Map<string, string>()
+  const keys: Array<Resolution["keys"][number]> = []
+  const aliases = new Map<string, Resolution["aliases"][number]>()
+  for (const { extracted, name } of entities) {
+    const kind = knownKind(extracted.kind)
+    const matchBy = matchKeys({ name, kind, aliases: extracted.aliases })
+    const scored = new Map<string, { entity: SourceEntity; shared: number; byName: boolean }>()
+    for (const key of new Set(matchBy.map((key) => key.toWellFormed()))) {
+      for (const id of keyed.get(key) ?? []) {
+        const entity = known.get(id)!
+        if (!compatibleKinds(entity.kind, kind)) continue
+        const entry = scored.get(id) ?? { entity, shared: 0, byName: false }
+        entry.shared++
+        if (key === matchBy[0]) entry.byName = true
+        scored.set(id, entry)
+      }
+    }
+    // Prefer the same kind, then a match on the name itself, more shared keys, more mentions, the oldest.
+    const best = [...scored.values()].sort((a, b) =>
+      Number(b.entity.kind === kind) - Number(a.entity.kind === kind) ||
+      Number(b.byName) - Number(a.byName) ||
+      b.shared - a.shared ||
+      b.entity.mention_count - a.entity.mention_count ||
+      a.entity.created_at.getTime() - b.entity.created_at.getTime() ||
+      (a.entity.id < b.entity.id ? -1 : 1)
+    )[0]
+    const description = extracted.description?.trim() || null
+    let entity: SourceEntity
+    if (best === undefined) {
+      entity = { id: randomUUID(), name, kind, mention_count: 0, created_at: now }
+      known.set(entity.id, entity)
+      created.set(entity.id, { id: entity.id, source_id: sourceId, name, kind, description })
+    } else {
+      entity = best.entity
+      const fresh = created.get(entity.id)
+      // The first description wins, and only where the entity has none.
+      if (description !== null && fresh !== undefined && fresh.description === null) fresh.description = description
+      if (description !== null && fresh === undefined && !described.has(entity.id)) {
+        described.set(entity.id, description)
+      }
+    }
+    for (const key of matchKeys({ name, kind: entity.kind, aliases: extracted.aliases })) {
+      if (addKey(key.toWellFormed(), entity.id)) keys.push({ source_id: sourceId, key, entity_id: entity.id })
+    }
+    const canonical = normalizeName(entity.name)
+    for (const alias of [name, ...extracted.aliases].map((alias) => alias.trim())) {
+      if (alias.length === 0 || alias === entity.name || normalizeName(alias) === canonical) continue
+      aliases.set(`${entity.id}\u0000${alias}`, { entity_id: entity.id, alias })
+    }
+    entityIds.push(entity.id)
+  }
+  return { entityIds, created: [...created.values()], described, keys, aliases: [...aliases.values()] }
+}
+
 const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
 
 const encodeKey = (key: ReadonlyArray<string | number | null>) => Buffer.from(JSON.stringify(key)).toString("base64url")
@@ -205,9 +311,14 @@ export class Graph extends Context.Service<Graph, {
           JOIN documents vd ON vd.id = vm.document_id AND vd.active_version = vm.version AND vd.status = 'ready'
           WHERE vm.entity_id = e.id)`
 
-      /** Graph writers of one source take turns, so two documents never create the same entity twice. */
+      /**
+       * Graph writers of one source take turns, so two documents never create the same entity twice. Answers the
+       * transaction's start, the creation time of the entities it adds.
+       */
       const lockSource = (sourceId: string) =>
-        sql`SELECT pg_advisory_xact_lock(hashtext(${`engram.graph:${sourceId}`}))`
+        sql<{ now: Date }>`SELECT pg_advisory_xact_lock(hashtext(${`engram.graph:${sourceId}`})), now() AS now`.pipe(
+          Effect.map(([row]) => row!.now)
+        )
 
       /** Every entity any version of the document mentions or involves in an event. */
       const touchedBy = (documentId: string) =>
@@ -224,20 +335,18 @@ export class Graph extends Context.Service<Graph, {
       const settle = Effect.fnUntraced(function*(entityIds: ReadonlyArray<string>) {
         const ids = [...new Set(entityIds)].sort()
         if (ids.length === 0) return
+        // Per entity through its indexes, documents by key: the work follows the entities, not the tables' size.
         yield* sql`
           UPDATE entities e SET
             mention_count = coalesce((
               SELECT sum(m.count) FROM entity_mentions m
-              JOIN documents d ON d.id = m.document_id AND d.active_version = m.version
-              WHERE m.entity_id = e.id AND m.chunk_id IS NULL), 0),
-            first_seen = (
-              SELECT min(ev.time_start) FROM event_participants p JOIN events ev ON ev.id = p.event_id
-              JOIN documents d ON d.id = ev.document_id AND d.active_version = ev.version
-              WHERE p.entity_id = e.id),
-            last_seen = (
-              SELECT max(ev.time_start) FROM event_participants p JOIN events ev ON ev.id = p.event_id
-              JOIN documents d ON d.id = ev.document_id AND d.active_version = ev.version
-              WHERE p.entity_id = e.id),
+              WHERE m.entity_id = e.id AND m.chunk_id IS NULL
+                AND m.version = (SELECT d.active_version FROM documents d WHERE d.id = m.document_id)), 0),
+            (first_seen, last_seen) = (
+              SELECT min(ev.time_start), max(ev.time_start)
+              FROM event_participants p JOIN events ev ON ev.id = p.event_id
+              WHERE p.entity_id = e.id
+                AND ev.version = (SELECT d.active_version FROM documents d WHERE d.id = ev.document_id)),
             updated_at = now()
           WHERE e.id = ANY(${ids}::text[])`
         yield* sql`
@@ -247,68 +356,6 @@ export class Graph extends Context.Service<Graph, {
             AND NOT EXISTS (SELECT 1 FROM event_participants p WHERE p.entity_id = e.id)`
       })
 
-      /** The source's entity this one is (a shared key, compatible kinds), or a new one; adds keys and aliases. */
-      const resolveEntity = Effect.fnUntraced(function*(sourceId: string, extracted: ExtractedEntity, name: string) {
-        const kind = knownKind(extracted.kind)
-        const keys = matchKeys({ name, kind, aliases: extracted.aliases })
-        const candidates = keys.length === 0 ? [] : yield* sql<{
-          entity_id: string
-          key: string
-          name: string
-          kind: EntityKind
-          mention_count: number
-          created_at: Date
-        }>`
-          SELECT k.entity_id, k.key, e.name, e.kind, e.mention_count, e.created_at
-          FROM entity_keys k JOIN entities e ON e.id = k.entity_id
-          WHERE k.source_id = ${sourceId} AND k.key = ANY(${keys}::text[])
-          ORDER BY k.entity_id, k.key`
-        const scored = new Map<string, { row: typeof candidates[number]; shared: number; byName: boolean }>()
-        for (const row of candidates) {
-          if (!compatibleKinds(row.kind, kind)) continue
-          const entry = scored.get(row.entity_id) ?? { row, shared: 0, byName: false }
-          entry.shared++
-          if (row.key === keys[0]) entry.byName = true
-          scored.set(row.entity_id, entry)
-        }
-        // Prefer the same kind, then a match on the name itself, more shared keys, more mentions, the oldest.
-        const best = [...scored.values()].sort((a, b) =>
-          Number(b.row.kind === kind) - Number(a.row.kind === kind) ||
-          Number(b.byName) - Number(a.byName) ||
-          b.shared - a.shared ||
-          b.row.mention_count - a.row.mention_count ||
-          a.row.created_at.getTime() - b.row.created_at.getTime() ||
-          (a.row.entity_id < b.row.entity_id ? -1 : 1)
-        )[0]
-        const description = extracted.description?.trim() || null
-        let entity: { readonly id: string; readonly name: string; readonly kind: EntityKind }
-        if (best === undefined) {
-          const [created] = yield* sql<{ id: string }>`
-            INSERT INTO entities (source_id, name, kind, description)
-            VALUES (${sourceId}, ${name}, ${kind}, ${description})
-            RETURNING id`
-          entity = { id: created!.id, name, kind }
-        } else {
-          entity = { id: best.row.entity_id, name: best.row.name, kind: best.row.kind }
-          if (description !== null) {
-            yield* sql`UPDATE entities SET description = ${description} WHERE id = ${entity.id} AND description IS NULL`
-          }
-        }
-        const keyRows = matchKeys({ name, kind: entity.kind, aliases: extracted.aliases })
-          .map((key) => ({ source_id: sourceId, key, entity_id: entity.id }))
-        if (Arr.isArrayNonEmpty(keyRows)) {
-          yield* sql`INSERT INTO entity_keys ${sql.insert(keyRows)} ON CONFLICT DO NOTHING`
-        }
-        const canonical = normalizeName(entity.name)
-        const aliasRows = [...new Set([name, ...extracted.aliases].map((alias) => alias.trim()))]
-          .filter((alias) => alias.length > 0 && alias !== entity.name && normalizeName(alias) !== canonical)
-          .map((alias) => ({ entity_id: entity.id, alias }))
-        if (Arr.isArrayNonEmpty(aliasRows)) {
-          yield* sql`INSERT INTO entity_aliases ${sql.insert(aliasRows)} ON CONFLICT DO NOTHING`
-        }
-        return entity.id
-      })
-
       const store = Effect.fn("Graph.store")(function*(documentId: string, version: number, extraction: Extraction) {
         yield* sql.withTransaction(Effect.gen(function*() {
           // The document row first, then the source lock: the order Documents.remove takes them in.
@@ -316,7 +363,7 @@ export class Graph extends Context.Service<Graph, {
             SELECT source_id FROM documents WHERE id = ${documentId} FOR KEY SHARE`
           if (document === undefined) return
           const sourceId = document.source_id
-          yield* lockSource(sourceId)
+          const now = yield* lockSource(sourceId)
           const before = yield* touchedBy(documentId)
           yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND version = ${version}`
           yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND version = ${version}`
@@ -325,12 +372,42 @@ export class Graph extends Context.Service<Graph, {
             ORDER BY ordinal`
           const chunkByOrdinal = new Map(chunks.map((chunk) => [chunk.ordinal, chunk.id]))
 
-          const byKey = new Map<string, string>()
-          const resolved = new Map<string, { mentions: number; forms: Set<string> }>()
+          const named = new Map<string, { extracted: ExtractedEntity; name: string }>()
           for (const extracted of extraction.entities) {
             const name = extracted.name.trim()
-            if (name.length === 0 || byKey.has(extracted.key)) continue
-            const id = yield* resolveEntity(sourceId, extracted, name)
+            if (name.length > 0 && !named.has(extracted.key)) named.set(extracted.key, { extracted, name })
+          }
+          const entities = [...named.values()]
+          const keys = new Set(entities.flatMap(({ extracted, name }) =>
+            matchKeys({ name, kind: knownKind(extracted.kind), aliases: extracted.aliases })
+          ))
+          // Every entity any of them can resolve to; the ones the document itself adds are resolved in memory.
+          const found = keys.size === 0 ? [] : yield* sql<SourceEntity & { key: string }>`
+            SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at
+            FROM entity_keys k JOIN entities e ON e.id = k.entity_id
+            WHERE k.source_id = ${sourceId} AND k.key = ANY(${[...keys]}::text[])`
+          const resolution = resolveEntities(sourceId, entities, found, now)
+          for (const batch of Arr.chunksOf(resolution.created, 1000)) {
+            yield* sql`INSERT INTO entities ${sql.insert(batch)}`
+          }
+          if (resolution.described.size > 0) {
+            yield* sql`
+              UPDATE entities e SET description = d.description
+              FROM unnest(${[...resolution.described.keys()]}::text[], ${[...resolution.described.values()]}::text[])
+                AS d (id, description)
+              WHERE e.id = d.id AND e.description IS NULL`
+          }
+          for (const batch of Arr.chunksOf(resolution.keys, 1000)) {
+            yield* sql`INSERT INTO entity_keys ${sql.insert(batch)} ON CONFLICT DO NOTHING`
+          }
+          for (const batch of Arr.chunksOf(resolution.aliases, 1000)) {
+            yield* sql`INSERT INTO entity_aliases ${sql.insert(batch)} ON CONFLICT DO NOTHING`
+          }
+
+          const byKey = new Map<string, string>()
+          const resolved = new Map<string, { mentions: number; forms: Set<string> }>()
+          for (const [index, { extracted, name }] of entities.entries()) {
+            const id = resolution.entityIds[index]!
             byKey.set(extracted.key, id)
             const entry = resolved.get(id) ?? { mentions: 0, forms: new Set<string>() }
             entry.mentions += Number.isFinite(extracted.mentions) ? Math.max(0, Math.round(extracted.mentions)) : 0
