@@ -5,8 +5,8 @@
  * Ingests the corpus through the service's own pipeline (HTTP, workers, chunking, BM25 statistics, embeddings)
  * into a fresh source of an in-process server (embedded PGlite, or PostgreSQL with DATABASE_URL), runs every
  * query of the split through the search service for each strategy, and prints nDCG@10, recall@10,
- * recall@100, MRR@10 and latency p50/p95; results are written to bench/results/. With a reranker (a cross-encoder
- * directory), multi runs twice: rerank off ("multi") and on ("multi+rerank").
+ * recall@100, MRR@10 and latency p50/p95; results are written to bench/results/. multi also runs without its graph
+ * list ("multi-graph"), and with a reranker (a cross-encoder directory) with rerank on ("multi+rerank").
  */
 import { Effect, Option } from "effect"
 import * as Fs from "node:fs"
@@ -95,13 +95,17 @@ const program = Effect.gen(function*() {
 
   const strategies = (argument("strategies")?.split(",") as Array<Strategy> | undefined) ??
     (dense.reason === null ? ["lexical", "vector", "multi"] : ["lexical", "multi"])
-  const runs = strategies.flatMap((strategy): Array<{ name: string; strategy: Strategy; rerank: boolean }> =>
-    strategy === "multi" && rerankModelDir !== undefined
-      ? [{ name: "multi", strategy, rerank: false }, { name: "multi+rerank", strategy, rerank: true }]
-      : [{ name: strategy, strategy, rerank: false }]
+  const runs = strategies.flatMap((strategy): Array<{ name: string; strategy: Strategy; rerank: boolean; graph: boolean }> =>
+    strategy !== "multi"
+      ? [{ name: strategy, strategy, rerank: false, graph: true }]
+      : [
+        { name: "multi", strategy, rerank: false, graph: true },
+        { name: "multi-graph", strategy, rerank: false, graph: false },
+        ...(rerankModelDir === undefined ? [] : [{ name: "multi+rerank", strategy, rerank: true, graph: true }])
+      ]
   )
   const report: Record<string, unknown> = {}
-  for (const { name, strategy, rerank } of runs) {
+  for (const { name, strategy, rerank, graph } of runs) {
     const ndcg10: Array<number> = []
     const recall10: Array<number> = []
     const recall100: Array<number> = []
@@ -117,7 +121,8 @@ const program = Effect.gen(function*() {
         topK: 100,
         sourceIds: [source.id],
         saveExploration: false,
-        rerank
+        rerank,
+        graph
       }).pipe(Effect.orDie)
       latencies.push(performance.now() - t0)
       const ranked = [...new Set(response.results.map((result) => result.document_title))]
@@ -145,7 +150,13 @@ const program = Effect.gen(function*() {
     embedding_model: noDense ? null : Path.resolve(modelDir!),
     dense: dense.reason === null ? "on" : `off: ${dense.reason}`,
     bm25: { k1: instance.settings.bm25K1, b: instance.settings.bm25B },
-    fusion: { k: instance.settings.fusionK, vector: instance.settings.fusionWeightVector, lexical: instance.settings.fusionWeightLexical },
+    fusion: {
+      k: instance.settings.fusionK,
+      vector: instance.settings.fusionWeightVector,
+      lexical: instance.settings.fusionWeightLexical,
+      graph: instance.settings.fusionWeightGraph
+    },
+    extractor: instance.settings.extractor,
     rerank_model: rerankModelDir === undefined ? null : Path.resolve(rerankModelDir),
     rerank_candidates: instance.settings.rerankCandidates,
     hnsw_recall_at_10_vs_exact: yield* indexRecall,

@@ -192,7 +192,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   fusionK: setting(integerBetween(1, 1000), "ENGRAM_FUSION_K", 60),
   fusionWeightVector: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_VECTOR", 1),
   fusionWeightLexical: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_LEXICAL", 1),
-  fusionWeightGraph: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_GRAPH", 1),
+  fusionWeightGraph: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_GRAPH", 0.1),
   llmBaseUrl: optionalSetting(HttpBaseUrl, "ENGRAM_LLM_BASE_URL"),
   llmApiKey: Config.map(optionalSetting(NonEmpty, "ENGRAM_LLM_API_KEY"), Option.map(Redacted.make)),
   llmModel: setting(NonEmpty, "ENGRAM_LLM_MODEL", "gpt-4o-mini"),

@@ -4,6 +4,7 @@ import ingestion from "./0002_ingestion.ts"
 import retrieval from "./0003_retrieval.ts"
 import agents from "./0004_agents.ts"
 import graph from "./0005_graph.ts"
+import postings from "./0006_postings.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -11,7 +12,8 @@ const all = {
   "0002_ingestion": ingestion,
   "0003_retrieval": retrieval,
   "0004_agents": agents,
-  "0005_graph": graph
+  "0005_graph": graph,
+  "0006_postings": postings
 }
 
 export const migrations = Migrator.fromRecord(all)

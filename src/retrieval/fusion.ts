@@ -18,16 +18,19 @@ export interface Fused {
 }
 
 /**
- * Weighted reciprocal rank fusion: each list adds weight / (k + rank) for every item it ranks (rank from 1).
- * Scores of different lists are never compared, only ranks, so lists with unrelated score scales fuse well.
+ * Weighted reciprocal rank fusion: each list adds weight / (k + rank) for every item it ranks (rank from 1; items
+ * a list scores equally share the rank of the first of them). Scores of different lists are never compared, only
+ * ranks, so lists with unrelated score scales fuse well.
  * Ties keep the order of first appearance across the lists (in list order), which makes the result stable.
  */
 export const fuseRankings = (lists: ReadonlyArray<RankedList>, k = 60): Array<Fused> => {
   const fused = new Map<string, { score: number; contributions: Array<Contribution>; order: number }>()
   let order = 0
   for (const list of lists) {
+    let rank = 0
     list.hits.forEach((hit, index) => {
-      const rank = index + 1
+      // Equal scores share the better rank ("1, 2, 2, 4"): a list that cannot tell items apart boosts them alike.
+      if (index === 0 || hit.score !== list.hits[index - 1]!.score) rank = index + 1
       const entry = fused.get(hit.id) ?? { score: 0, contributions: [], order: order++ }
       if (entry.contributions.some((c) => c.list === list.name)) return
       entry.score += list.weight / (k + rank)

@@ -7,14 +7,31 @@ export interface GraphHit {
   readonly score: number
 }
 
+/**
+ * The graph list of one query, and how much to trust it (0..1): the weight of the best entity the query names, so
+ * a list built on a name most documents mention, or on an ordinary word, barely moves fusion.
+ */
+export interface GraphList {
+  readonly hits: ReadonlyArray<GraphHit>
+  readonly confidence: number
+}
+
 /** Score of an event per query entity it involves (direct), and per entity one hop away (multi-hop). */
 const directWeight = 1
 const hopWeight = 0.5
 /** An event inside the query's time gets this added; one with a time outside it keeps this share of its score. */
 const timeBoost = 1
 const outsideTimeShare = 0.25
+/** Confidence of a list built from the query's time alone (no entity named). */
+const timeOnlyConfidence = 0.5
+/** Nameness of an entity whose name has no searchable word (stop words only, like "US"). */
+const unknownNameness = 0.5
+/** Entities weighing less say too little about the query to follow (an ordinary word, a name most documents have). */
+const minimumWeight = 0.5
 /** Bounds on the work one query may do. */
 const maxEntities = 20
+/** Entities one hop away that are weighed: the ones sharing the most events with the query's. */
+const maxNeighbours = 50
 const maxEvents = 500
 const fuzzyCandidates = 2000
 
@@ -32,13 +49,20 @@ interface EventRow {
  * followed one hop further at a lower weight, so a question that needs two facts about one entity finds both.
  * A time expression in the query ("in 2019", "before March 2020", "last week") boosts events inside it and
  * lowers those outside; a query with a time but no known entity lists the events of that time.
+ *
+ * Each entity counts by its weight in (0, 1], the product of two corpus statistics:
+ * - specificity, ln(1 + N/n) / ln(1 + N) for an entity that n of the N ready documents mention (1 for a name only
+ *   one document has): the rarer the name, the more its events say about the query, like IDF in BM25;
+ * - nameness, the share of the chunks containing the name's rarest word that mention the entity: near 1 for a real
+ *   name ("ALDH1", "Acme"), near 0 for an ordinary word the extractor once took for a name ("Properties" at the
+ *   start of a sentence), so such words in a query do not pull in unrelated events.
  */
 export class GraphSearch extends Context.Service<GraphSearch, {
   readonly search: (
     query: string,
     sourceIds: ReadonlyArray<string>,
     limit: number
-  ) => Effect.Effect<ReadonlyArray<GraphHit>>
+  ) => Effect.Effect<GraphList>
 }>()("engram/GraphSearch") {
   static readonly layer = Layer.effect(
     GraphSearch,
@@ -70,19 +94,56 @@ export class GraphSearch extends Context.Service<GraphSearch, {
               }
             }
           }
-          return [...ids].slice(0, maxEntities)
+          return [...ids]
         })
 
-      /** Visible events (their document ready, this version) of the entities, with their chunks. */
+      /** The weight (0..1] of each entity among the searched sources' ready documents; unseen entities are left out. */
+      const weigh = (entityIds: ReadonlyArray<string>, sourceIds: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          if (entityIds.length === 0) return new Map<string, number>()
+          const [total] = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM documents WHERE source_id IN ${sql.in(sourceIds)} AND status = 'ready'`
+          const rows = yield* sql<{ id: string; documents: number; chunks: number; word_chunks: number | null }>`
+            SELECT e.id, seen.documents, seen.chunks, (
+                SELECT min(l.df) FROM unnest(to_tsvector('english', e.name)) u
+                JOIN lexical_terms l ON l.source_id = e.source_id AND l.term = u.lexeme
+              )::int AS word_chunks
+            FROM entities e
+            CROSS JOIN LATERAL (
+              SELECT count(DISTINCT m.document_id)::int AS documents, count(DISTINCT m.chunk_id)::int AS chunks
+              FROM entity_mentions m
+              JOIN documents d ON d.id = m.document_id AND d.active_version = m.version AND d.status = 'ready'
+              WHERE m.entity_id = e.id
+            ) seen
+            WHERE e.id = ANY(${entityIds}::text[]) AND seen.documents > 0`
+          const n = Math.max(total?.n ?? 0, 1)
+          return new Map(rows.map((row) => {
+            const specificity = Math.log(1 + n / row.documents) / Math.log(1 + n)
+            const nameness = row.word_chunks === null || row.word_chunks === 0
+              ? unknownNameness
+              : Math.min(1, row.chunks / row.word_chunks)
+            return [row.id, specificity * nameness]
+          }))
+        })
+
+      /** The weightiest of the entities, at least minimumWeight, at most maxEntities of them. */
+      const mostSpecific = (weights: ReadonlyMap<string, number>) =>
+        [...weights.entries()]
+          .filter(([, weight]) => weight >= minimumWeight)
+          .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+          .slice(0, maxEntities)
+          .map(([id]) => id)
+
+      /** Visible events (their document ready, this version) of the entities, with their chunks, the first entity's first. */
       const eventsOf = (entityIds: ReadonlyArray<string>) =>
         entityIds.length === 0 ? Effect.succeed([] as ReadonlyArray<EventRow>) : sql<EventRow>`
           SELECT e.id AS event_id, p.entity_id, c.chunk_id, e.time_start, e.time_end
-          FROM event_participants p
+          FROM unnest(${entityIds}::text[]) WITH ORDINALITY AS q (entity_id, position)
+          JOIN event_participants p ON p.entity_id = q.entity_id
           JOIN events e ON e.id = p.event_id
           JOIN documents d ON d.id = e.document_id AND d.active_version = e.version AND d.status = 'ready'
           JOIN event_chunks c ON c.event_id = e.id
-          WHERE p.entity_id = ANY(${entityIds}::text[])
-          ORDER BY e.id, p.entity_id, c.chunk_id
+          ORDER BY q.position, e.id, c.chunk_id
           LIMIT ${maxEvents * 4}`
 
       const search = Effect.fn("GraphSearch.search")(function*(
@@ -90,11 +151,13 @@ export class GraphSearch extends Context.Service<GraphSearch, {
         sourceIds: ReadonlyArray<string>,
         limit: number
       ) {
-        if (sourceIds.length === 0) return []
+        if (sourceIds.length === 0) return { hits: [], confidence: 0 }
         const cues = queryCues(query, new Date(yield* Clock.currentTimeMillis))
-        const direct = yield* matchEntities(cues.names, sourceIds)
+        const matched = yield* matchEntities(cues.names, sourceIds)
+        const directWeights = yield* weigh(matched, sourceIds)
+        const direct = mostSpecific(directWeights)
         const scores = new Map<string, { score: number; start: Date | null; end: Date | null; chunks: Set<string> }>()
-        const add = (rows: ReadonlyArray<EventRow>, weight: number, counted: Set<string>) => {
+        const add = (rows: ReadonlyArray<EventRow>, weightOf: (entityId: string) => number, counted: Set<string>) => {
           for (const row of rows) {
             const key = `${row.event_id}`
             const entry = scores.get(key) ?? { score: 0, start: row.time_start, end: row.time_end, chunks: new Set() }
@@ -102,23 +165,25 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             const pair = `${row.event_id}/${row.entity_id}`
             if (!counted.has(pair)) {
               counted.add(pair)
-              entry.score += weight
+              entry.score += weightOf(row.entity_id)
             }
             scores.set(key, entry)
           }
         }
         const counted = new Set<string>()
         const directRows = yield* eventsOf(direct)
-        add(directRows, directWeight, counted)
+        add(directRows, (id) => directWeight * (directWeights.get(id) ?? 0), counted)
         if (direct.length > 0) {
           // One hop: the other participants of those events, and their own events.
           const neighbours = yield* sql<{ entity_id: string }>`
-            SELECT DISTINCT p.entity_id FROM event_participants p
+            SELECT p.entity_id FROM event_participants p
             WHERE p.event_id = ANY(${[...new Set(directRows.map((row) => row.event_id))]}::text[])
               AND NOT p.entity_id = ANY(${direct}::text[])
-            ORDER BY p.entity_id
-            LIMIT ${maxEntities}`
-          add(yield* eventsOf(neighbours.map((row) => row.entity_id)), hopWeight, counted)
+            GROUP BY p.entity_id
+            ORDER BY count(*) DESC, p.entity_id
+            LIMIT ${maxNeighbours}`
+          const hopWeights = yield* weigh(neighbours.map((row) => row.entity_id), sourceIds)
+          add(yield* eventsOf(mostSpecific(hopWeights)), (id) => hopWeight * (hopWeights.get(id) ?? 0), counted)
         }
         if (cues.time !== null) {
           const from = cues.time.start === null ? null : new Date(cues.time.start)
@@ -136,7 +201,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
                 ${from === null ? sql`` : sql`AND coalesce(e.time_end, e.time_start) > ${from}`}
               ORDER BY e.time_start, e.id
               LIMIT ${maxEvents}`
-            add(timed, 0, counted)
+            add(timed, () => 0, counted)
           }
           for (const entry of scores.values()) {
             if (inside(entry.start, entry.end)) entry.score += timeBoost
@@ -152,10 +217,16 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             chunkScores.set(chunk, previous === undefined ? entry.score : Math.max(previous, entry.score) + 0.01)
           }
         }
-        return [...chunkScores.entries()]
+        const hits = [...chunkScores.entries()]
           .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
           .slice(0, limit)
           .map(([chunkId, score]) => ({ chunkId, score }))
+        const confidence = direct.length > 0
+          ? Math.max(...direct.map((id) => directWeights.get(id) ?? 0))
+          : cues.time !== null
+          ? timeOnlyConfidence
+          : 0
+        return { hits, confidence }
       }, Effect.orDie)
 
       return GraphSearch.of({ search })

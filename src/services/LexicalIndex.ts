@@ -13,7 +13,7 @@ export interface LexicalHit {
 
 /**
  * BM25 over Postgres full-text lexemes (English stemming and stop words). Each chunk's lexemes are an inverted
- * index (chunk_terms: term → chunk, term frequency), written with the chunk. Document frequencies and lengths
+ * index (chunk_terms: term → chunk, its source, term frequency, chunk length), written with the chunk. Document frequencies and lengths
  * are kept per source in lexical_terms / lexical_stats and changed in the same transaction as a document enters
  * or leaves the searchable set, so scores are exact BM25 over what search can return, on either engine.
  */
@@ -65,19 +65,22 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       }, Effect.orDie)
 
       const measure = Effect.fn("LexicalIndex.measure")(function*(documentId: string, version: number) {
-        // The version's chunks were just (re)written, so their postings are new rows.
+        // The version's chunks were just (re)written, so their postings are new rows; each carries its chunk's
+        // source and length, which scoring reads from the postings alone.
         yield* sql`
-          INSERT INTO chunk_terms (term, chunk_id, tf)
-          SELECT u.lexeme, c.id, coalesce(array_length(u.positions, 1), 1)
-          FROM chunks c CROSS JOIN LATERAL unnest(to_tsvector('english', c.text)) AS u
+          INSERT INTO chunk_terms (term, chunk_id, source_id, tf, len)
+          SELECT u.term, c.id, c.source_id, u.tf, (sum(u.tf) OVER (PARTITION BY c.id))::int
+          FROM chunks c CROSS JOIN LATERAL (
+            SELECT lexeme AS term, coalesce(array_length(positions, 1), 1) AS tf
+            FROM unnest(to_tsvector('english', c.text))
+          ) u
           WHERE c.document_id = ${documentId} AND c.version = ${version}`
         yield* sql`
-          UPDATE chunks SET lexeme_count = lengths.total
+          UPDATE chunks SET lexeme_count = lengths.len
           FROM (
-            SELECT t.chunk_id, sum(t.tf)::int AS total
+            SELECT DISTINCT t.chunk_id, t.len
             FROM chunk_terms t JOIN chunks c ON c.id = t.chunk_id
             WHERE c.document_id = ${documentId} AND c.version = ${version}
-            GROUP BY t.chunk_id
           ) lengths
           WHERE chunks.id = lengths.chunk_id`
       }, Effect.orDie)
@@ -109,22 +112,31 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const terms = weighted.map((w) => w.term)
         const idfs = weighted.map((w) => w.idf)
         const avgdl = weighted[0]!.avgdl
-        // Step 2: the postings of those terms, scored with BM25, restricted to searchable chunks.
-        const rows = yield* sql<{ id: string; score: number }>`
-          SELECT p.chunk_id AS id,
-            sum(
-              (${idfs}::float8[])[array_position(${terms}::text[], p.term)]
-              * (p.tf * (${k1} + 1))
-              / (p.tf + ${k1} * (1 - ${b} + ${b} * c.lexeme_count / ${avgdl}::float8))
-            )::float8 AS score
-          FROM chunk_terms p
-          JOIN chunks c ON c.id = p.chunk_id
-          JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
-          WHERE p.term = ANY(${terms}::text[]) AND c.source_id IN ${sql.in(sourceIds)}
-          GROUP BY p.chunk_id
-          ORDER BY score DESC, p.chunk_id
-          LIMIT ${limit}`.pipe(Effect.orDie)
-        return rows.map((row) => ({ chunkId: row.id, score: row.score }))
+        // Step 2: BM25 over the postings alone (one covering index scan per term), best first. Postings of chunks
+        // search cannot return (an older version, a document not ready) are dropped afterwards, so the scan
+        // over-fetches and widens until `limit` visible chunks are found or the postings run out.
+        let fetch = Math.max(limit * 2, 100)
+        for (;;) {
+          const scored = yield* sql<{ id: string; score: number }>`
+            SELECT p.chunk_id AS id,
+              sum(q.idf * (p.tf * (${k1} + 1)) / (p.tf + ${k1} * (1 - ${b} + ${b} * p.len / ${avgdl}::float8)))::float8
+                AS score
+            FROM unnest(${terms}::text[], ${idfs}::float8[]) AS q (term, idf)
+            JOIN chunk_terms p ON p.term = q.term AND p.source_id IN ${sql.in(sourceIds)}
+            GROUP BY p.chunk_id
+            ORDER BY score DESC, p.chunk_id
+            LIMIT ${fetch}`.pipe(Effect.orDie)
+          const visible = scored.length === 0 ? [] : yield* sql<{ id: string }>`
+            SELECT c.id FROM chunks c
+            JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+            WHERE c.id IN ${sql.in(scored.map((row) => row.id))}`.pipe(Effect.orDie)
+          const searchable = new Set(visible.map((row) => row.id))
+          const hits = scored.filter((row) => searchable.has(row.id))
+          if (hits.length >= limit || scored.length < fetch) {
+            return hits.slice(0, limit).map((row) => ({ chunkId: row.id, score: row.score }))
+          }
+          fetch *= 4
+        }
       })
 
       return LexicalIndex.of({ count, measure, search })

@@ -222,11 +222,11 @@ export class Retriever extends Context.Service<Retriever, {
             })
           }
           if (input.strategy === "multi" && input.graph !== false) {
-            const hits = yield* graph.search(input.query, sourceIds, candidates)
-            if (hits.length > 0) {
+            const { hits, confidence } = yield* graph.search(input.query, sourceIds, candidates)
+            if (hits.length > 0 && confidence > 0) {
               lists.push({
                 name: "graph",
-                weight: settings.fusionWeightGraph,
+                weight: settings.fusionWeightGraph * confidence,
                 hits: hits.map((hit) => ({ id: hit.chunkId, score: hit.score }))
               })
             }

@@ -94,5 +94,34 @@ for (const engine of engines) {
         const again = yield* request(url, `/api/v1/sources/${sourceId}`, { token })
         assert.strictEqual(again.body.event_count, before)
       }))
+
+    it.effect("an ordinary word the extractor took for a name does not start a graph list; a real name does", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Metallurgist")
+        const sourceId = yield* createSource(url, token)
+        const texts = [
+          "BACKGROUND Properties of steel were studied. Initech announced a new alloy in Austin.",
+          "The background of this study: properties of steel change when it is heated.",
+          "Engineers measured the properties of copper wire against a dark background.",
+          "Thermal properties decide which metal a kettle uses; the background noise was low.",
+          "Their report lists the properties of aluminium sheets and the background to the tests."
+        ]
+        for (const [i, text] of texts.entries()) {
+          const document = yield* ingestText(url, token, sourceId, `note-${i}`, text)
+          yield* waitForDocument(url, token, sourceId, document.body.id)
+        }
+        const entities = yield* request(url, `/api/v1/sources/${sourceId}/entities?limit=100`, { token })
+        const names = entities.body.items.map((e: { name: string }) => e.name)
+        assert.include(names, "BACKGROUND Properties", "the rules take a heading and a capitalised word for a name")
+        assert.include(names, "Initech")
+        const ordinary = yield* request(url, "/api/v1/search", {
+          token,
+          json: { query: "background properties of steel" }
+        })
+        assert.notInclude(ordinary.body.lists, "graph", "most chunks with the word do not mention the entity")
+        const named = yield* request(url, "/api/v1/search", { token, json: { query: "What did Initech announce?" } })
+        assert.include(named.body.lists, "graph")
+      }))
   })
 }

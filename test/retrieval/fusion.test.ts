@@ -37,6 +37,17 @@ describe("fusion", () => {
       assert.strictEqual(fused[0]!.id, "z")
     }))
 
+  it.effect("items a list scores equally share its better rank, so the other list decides between them", () =>
+    Effect.sync(() => {
+      const fused = fuseRankings([
+        { name: "graph", weight: 1, hits: [{ id: "a", score: 1 }, { id: "b", score: 1 }, { id: "c", score: 0.5 }] },
+        { name: "lexical", weight: 1, hits: [{ id: "c", score: 9 }, { id: "b", score: 8 }, { id: "a", score: 7 }] }
+      ])
+      const graphRanks = fused.map((f) => [f.id, f.contributions.find((c) => c.list === "graph")!.rank])
+      assert.deepStrictEqual(Object.fromEntries(graphRanks), { a: 1, b: 1, c: 3 })
+      assert.deepStrictEqual(fused.map((f) => f.id), ["b", "a", "c"])
+    }))
+
   it.effect("weights tilt the fusion; a zero-weight list only explains", () =>
     Effect.sync(() => {
       const lists = (weight: number) => [

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { engines, freshSettings, scratchDatabase, scratchDir, defaultSettings, withServer } from "../support/server.ts"
 import { login, request } from "../support/http.ts"
+import { latestMigrationId } from "../../src/migrations/index.ts"
 
 describe("storage", () => {
   for (const engine of engines) {
@@ -33,7 +34,10 @@ describe("storage", () => {
         yield* withServer(settings, ({ sql }) =>
           Effect.gen(function*() {
             const rows = yield* sql<{ migration_id: number }>`SELECT migration_id FROM engram_migrations`
-            assert.deepStrictEqual(rows.map((row) => row.migration_id), [1, 2, 3, 4, 5])
+            assert.deepStrictEqual(
+              rows.map((row) => row.migration_id),
+              Array.from({ length: latestMigrationId }, (_, i) => i + 1)
+            )
             const vector = yield* sql<{ v: string }>`SELECT '[1,2,3]'::vector <=> '[1,2,4]'::vector AS v`
             assert.isTrue(Number(vector[0]!.v) > 0)
           }))

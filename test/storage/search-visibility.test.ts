@@ -55,5 +55,42 @@ describe("search visibility", () => {
             assert.isTrue(ids.has(seeded.moving), "ready again, it is returned again")
           }))
       }).pipe(Effect.scoped))
+
+    it.live(`BM25 looks past any number of better-scoring chunks search cannot return (${engine})`, () =>
+      Effect.gen(function*() {
+        // Small chunks: the loud document becomes well over a hundred chunks, each scoring above the quiet one.
+        const settings = { ...(yield* freshSettings(engine)), chunkTokens: 32, chunkOverlapTokens: 0 }
+        const search = (url: string, token: string, topK: number) =>
+          request(url, "/api/v1/search", { token, json: { query: "herons", strategy: "lexical", top_k: topK } })
+        const seeded = yield* withServer(settings, ({ url }) =>
+          Effect.gen(function*() {
+            yield* waitUntilReady(url)
+            const token = yield* login(url, "Loud")
+            const sourceId = yield* createSource(url, token)
+            const loudText = Array.from({ length: 600 }, (_, i) => `Herons herons herons, part ${i}.`).join("\n\n")
+            const loud = yield* ingestText(url, token, sourceId, "loud", loudText)
+            const quiet = yield* ingestText(url, token, sourceId, "quiet",
+              "Once a heron was seen near the long river bank, among many other birds that were resting there.")
+            const ready = yield* waitForDocument(url, token, sourceId, loud.body.id)
+            yield* waitForDocument(url, token, sourceId, quiet.body.id)
+            assert.isAbove(ready.chunk_count, 120)
+            const before = yield* search(url, token, 50)
+            assert.isTrue(before.body.results.every((r: { document_id: string }) => r.document_id === loud.body.id))
+            return { token, sourceId, loud: loud.body.id as string, quiet: quiet.body.id as string }
+          }))
+        // No workers: a reprocess stays queued, which takes every chunk of the loud document out of search.
+        yield* withServer({ ...settings, workerConcurrency: 0 }, ({ url }) =>
+          Effect.gen(function*() {
+            yield* waitUntilReady(url)
+            const { token, sourceId } = seeded
+            const queued = yield* request(url, `/api/v1/sources/${sourceId}/documents/${seeded.loud}/reprocess`, {
+              method: "POST",
+              token
+            })
+            assert.strictEqual(queued.body.status, "queued", queued.text)
+            const after = yield* search(url, token, 1)
+            assert.deepStrictEqual(after.body.results.map((r: { document_id: string }) => r.document_id), [seeded.quiet])
+          }))
+      }).pipe(Effect.scoped))
   }
 })
