@@ -131,8 +131,8 @@ export const compatibleKinds = (a: EntityKind, b: EntityKind): boolean =>
   a === b || a === "other" || b === "other" || a === "concept" || b === "concept"
 
 /**
- * Two entities (of one source) are the same when they share a match key and their kinds are compatible:
- * "Jordan" the person and "Jordan" the place share a key but stay apart.
+ * Two entities (of one source) are the same when they share a match key (other than initials of both) and their
+ * kinds are compatible: "Jordan" the person and "Jordan" the place share a key but stay apart.
  */
 export const sameEntity = (
   a: { readonly name: string; readonly kind: EntityKind; readonly aliases: ReadonlyArray<string> },
@@ -140,5 +140,12 @@ export const sameEntity = (
 ): boolean => {
   if (!compatibleKinds(a.kind, b.kind)) return false
   const keys = new Set(matchKeys(a))
-  return matchKeys(b).some((key) => keys.has(key))
+  return matchKeys(b).some((key) => keys.has(key) && !initialsOfBoth(key, a.name, b.name))
 }
+
+/**
+ * The key is the initials of both names ("gm" of General Motors and of General Mills): that links nothing, since
+ * two long names may share initials. Initials link a long name only to the acronym itself ("GM").
+ */
+export const initialsOfBoth = (key: string, a: string, b: string): boolean =>
+  organizationAcronyms(a).includes(key) && organizationAcronyms(b).includes(key)

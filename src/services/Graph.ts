@@ -15,7 +15,7 @@ import type {
 } from "../domain/Graph.ts"
 import type { UserId } from "../domain/User.ts"
 import { entityKinds, type ExtractedEntity, type Extraction } from "../extract/Extraction.ts"
-import { compatibleKinds, matchKeys, normalizeName } from "../extract/resolve.ts"
+import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName } from "../extract/resolve.ts"
 import type { Issue } from "./Sources.ts"
 
 export type GraphError =
@@ -209,7 +209,7 @@ const resolveEntities = (
     for (const key of new Set(matchBy.map((key) => key.toWellFormed()))) {
       for (const id of keyed.get(key) ?? []) {
         const entity = known.get(id)!
-        if (!compatibleKinds(entity.kind, kind)) continue
+        if (!compatibleKinds(entity.kind, kind) || initialsOfBoth(key, entity.name, name)) continue
         const entry = scored.get(id) ?? { entity, shared: 0, byName: false }
         entry.shared++
         if (key === matchBy[0]) entry.byName = true

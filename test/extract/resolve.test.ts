@@ -57,6 +57,10 @@ describe("sameEntity", () => {
 
   it("matches an organization and its acronym, or its name with a legal form", () => {
     expect(sameEntity(entity("International Business Machines", "organization"), entity("IBM", "organization"))).toBe(true)
+    expect(sameEntity(entity("General Motors", "organization"), entity("GM", "organization"))).toBe(true)
+    expect(sameEntity(entity("General Motors", "organization"), entity("General Mills", "organization")), "initials alone")
+      .toBe(false)
+    expect(sameEntity(entity("Bank of America", "organization"), entity("British Airways", "organization"))).toBe(false)
     expect(sameEntity(entity("Globex", "organization"), entity("Globex Inc.", "organization"))).toBe(true)
   })
 

@@ -120,6 +120,30 @@ for (const engine of engines) {
         assert.strictEqual(yield* eventCount(url, token, sourceId), 4)
       }))
 
+    it.effect("initials link a long name to its acronym, never two long names that share them", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const graph = yield* Graph
+        const token = yield* login(url, "Initials")
+        const sourceId = yield* createSource(url, token)
+        const store = (title: string, text: string, extraction: Extraction) =>
+          Effect.gen(function*() {
+            const id = yield* seedDocument(sourceId, title, [text])
+            yield* graph.store(id, 1, extraction)
+            yield* graph.activate(id, 1)
+          })
+        const one = (key: string, name: string): Extraction => ({
+          entities: [entity(key, name, "organization")],
+          events: [event(`${name} grew`, "grow", [[key, "actor"]], { chunks: [0] })]
+        })
+        yield* store("motors", "General Motors grew.", one("gmotors", "General Motors"))
+        yield* store("mills", "General Mills grew.", one("gmills", "General Mills"))
+        yield* store("acronym", "GM grew.", one("gm", "GM"))
+        const rows = yield* entityRows(sourceId)
+        assert.deepStrictEqual(rows.map((row) => row.name), ["General Mills", "General Motors"])
+        assert.deepStrictEqual(rows.find((row) => row.name === "General Motors")!.aliases, ["GM"])
+      }))
+
     it.effect("store is idempotent per document version: same ids, no duplicate rows, same counts", () =>
       Effect.gen(function*() {
         const { sql } = yield* TestServer
