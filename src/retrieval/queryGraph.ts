@@ -7,6 +7,23 @@ export interface QueryCues {
   readonly names: ReadonlyArray<string>
   /** [start, end) in ISO; either side open for "before …" / "after …". Null: no time expression. */
   readonly time: { readonly start: string | null; readonly end: string | null; readonly text: string } | null
+  /**
+   * A time relative to an event instead of a date ("before the merger", "after the acquisition"): the side and
+   * the event kinds (verbs) the noun may name. Null when the query has a date, or no such phrase.
+   */
+  readonly anchor: { readonly side: "before" | "after"; readonly kinds: ReadonlyArray<string>; readonly text: string } | null
+}
+
+/** Nouns for events, by the verb (the event kind) they name; others are tried as verbs themselves. */
+const eventNouns: Record<string, ReadonlyArray<string>> = {
+  merger: ["merge"], acquisition: ["acquire", "buy", "purchase", "take over"], takeover: ["take over", "acquire"],
+  purchase: ["purchase", "buy", "acquire"], sale: ["sell"], founding: ["found"], foundation: ["found"],
+  launch: ["launch"], release: ["release"], announcement: ["announce"], opening: ["open"], closure: ["close"],
+  closing: ["close"], election: ["elect"], appointment: ["appoint"], resignation: ["resign"], hiring: ["hire"],
+  layoffs: ["lay off"], investment: ["invest"], partnership: ["partner"], lawsuit: ["sue"], ipo: ["list"],
+  expansion: ["expand"], move: ["move"], relocation: ["relocate", "move"], retirement: ["retire"],
+  departure: ["leave"], arrival: ["arrive"], death: ["die"], marriage: ["marry"], wedding: ["marry"],
+  meeting: ["meet"], visit: ["visit"], split: ["split"], spinoff: ["spin off"]
 }
 
 const stopWords = new Set([
@@ -33,7 +50,7 @@ export const queryCues = (query: string, now: Date): QueryCues => {
     }
   }
   const found = timeIn(query, now)
-  if (found === null) return { names: [...names], time: null }
+  if (found === null) return { names: [...names], time: null, anchor: anchorIn(query) }
   const { start, end } = found
   const before = query.slice(0, found.index).toLowerCase().match(/\b(before|until|till|prior to|after|since)\s*$/)?.[1]
   const time = before === "after"
@@ -43,7 +60,18 @@ export const queryCues = (query: string, now: Date): QueryCues => {
     : before !== undefined
     ? { start: null, end: start.toISOString() }
     : { start: start.toISOString(), end: end.toISOString() }
-  return { names: [...names], time: { ...time, text: found.text } }
+  return { names: [...names], time: { ...time, text: found.text }, anchor: null }
+}
+
+/** "before the merger", "after its acquisition", "since the launch": the side and the kinds of the event. */
+const anchorIn = (query: string): QueryCues["anchor"] => {
+  const match = /\b(before|prior to|until|after|since|following)\s+(?:the|its|their|his|her|our|that)\s+([\p{L}-]+)/iu
+    .exec(query)
+  if (match === null) return null
+  const noun = match[2]!.toLowerCase()
+  if (stopWords.has(noun)) return null
+  const side = ["after", "since", "following"].includes(match[1]!.toLowerCase()) ? "after" : "before"
+  return { side, kinds: eventNouns[noun] ?? [noun], text: match[0] }
 }
 
 /** The first time expression: chrono's, or a bare year ("in 2019"), which chrono leaves alone. */

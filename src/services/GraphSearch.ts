@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { editDistance, fuzzLimit, queryCues } from "../retrieval/queryGraph.ts"
+import { editDistance, fuzzLimit, queryCues, type QueryCues } from "../retrieval/queryGraph.ts"
 
 export interface GraphHit {
   readonly chunkId: string
@@ -47,8 +47,8 @@ interface EventRow {
  * The graph list of multi search: entities named in the query (exactly, or within a small edit distance) →
  * the events they take part in → the chunks those events come from; entities sharing an event with them are
  * followed one hop further at a lower weight, so a question that needs two facts about one entity finds both.
- * A time expression in the query ("in 2019", "before March 2020", "last week") boosts events inside it and
- * lowers those outside; a query with a time but no known entity lists the events of that time.
+ * A time expression in the query ("in 2019", "before March 2020", "last week", or relative to an event: "before
+ * the merger") boosts events inside it and lowers those outside; a query with a time but no known entity lists the events of that time.
  *
  * Each entity counts by its weight in (0, 1], the product of two corpus statistics:
  * - specificity, ln(1 + N/n) / ln(1 + N) for an entity that n of the N ready documents mention (1 for a name only
@@ -146,6 +146,33 @@ export class GraphSearch extends Context.Service<GraphSearch, {
           ORDER BY q.position, e.id, c.chunk_id
           LIMIT ${maxEvents * 4}`
 
+      /**
+       * The time an event-relative phrase stands for: before the anchor event's start, or after its end. The anchor
+       * is the dated visible event of those kinds, one involving an entity of the query first, then the most
+       * confident, then the earliest. Null when there is no such event.
+       */
+      const anchoredTime = (
+        anchor: NonNullable<QueryCues["anchor"]>,
+        entityIds: ReadonlyArray<string>,
+        sourceIds: ReadonlyArray<string>
+      ) =>
+        Effect.gen(function*() {
+          const [event] = yield* sql<{ time_start: Date; time_end: Date | null }>`
+            SELECT e.time_start, e.time_end
+            FROM events e
+            JOIN documents d ON d.id = e.document_id AND d.active_version = e.version AND d.status = 'ready'
+            WHERE e.source_id IN ${sql.in(sourceIds)} AND e.kind = ANY(${anchor.kinds}::text[])
+              AND e.time_start IS NOT NULL
+            ORDER BY EXISTS (
+                SELECT 1 FROM event_participants p WHERE p.event_id = e.id AND p.entity_id = ANY(${entityIds}::text[])
+              ) DESC, e.confidence DESC, e.time_start, e.id
+            LIMIT 1`
+          if (event === undefined) return null
+          return anchor.side === "before"
+            ? { start: null, end: event.time_start.toISOString(), text: anchor.text }
+            : { start: (event.time_end ?? event.time_start).toISOString(), end: null, text: anchor.text }
+        })
+
       const search = Effect.fn("GraphSearch.search")(function*(
         query: string,
         sourceIds: ReadonlyArray<string>,
@@ -185,9 +212,10 @@ export class GraphSearch extends Context.Service<GraphSearch, {
           const hopWeights = yield* weigh(neighbours.map((row) => row.entity_id), sourceIds)
           add(yield* eventsOf(mostSpecific(hopWeights)), (id) => hopWeight * (hopWeights.get(id) ?? 0), counted)
         }
-        if (cues.time !== null) {
-          const from = cues.time.start === null ? null : new Date(cues.time.start)
-          const to = cues.time.end === null ? null : new Date(cues.time.end)
+        const time = cues.time ?? (cues.anchor === null ? null : yield* anchoredTime(cues.anchor, direct, sourceIds))
+        if (time !== null) {
+          const from = time.start === null ? null : new Date(time.start)
+          const to = time.end === null ? null : new Date(time.end)
           const inside = (start: Date | null, end: Date | null) =>
             start !== null && (to === null || start < to) && (from === null || (end ?? start) > from)
           if (direct.length === 0) {
@@ -223,7 +251,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
           .map(([chunkId, score]) => ({ chunkId, score }))
         const confidence = direct.length > 0
           ? Math.max(...direct.map((id) => directWeights.get(id) ?? 0))
-          : cues.time !== null
+          : time !== null
           ? timeOnlyConfidence
           : 0
         return { hits, confidence }

@@ -123,5 +123,35 @@ for (const engine of engines) {
         const named = yield* request(url, "/api/v1/search", { token, json: { query: "What did Initech announce?" } })
         assert.include(named.body.lists, "graph")
       }))
+
+    it.effect("a time relative to an event (before the merger) ranks the events on its side first in the graph list", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Historian")
+        const sourceId = yield* createSource(url, token)
+        const ids: Record<string, string> = {}
+        for (const [title, text] of [
+          ["merger", "In 2019, Acme Corporation merged with Initrode."],
+          ["ohio", "In 2017, Acme Corporation opened a plant in Ohio."],
+          ["texas", "In 2021, Acme Corporation opened a plant in Texas."]
+        ] as const) {
+          const document = yield* ingestText(url, token, sourceId, title, text)
+          yield* waitForDocument(url, token, sourceId, document.body.id)
+          ids[title] = document.body.id
+        }
+        const graphRank = (query: string) =>
+          Effect.gen(function*() {
+            const reply = yield* request(url, "/api/v1/search", { token, json: { query } })
+            assert.include(reply.body.lists, "graph", reply.text)
+            const rankOf = (documentId: string) =>
+              reply.body.results.find((r: { document_id: string }) => r.document_id === documentId)
+                ?.explanation.lists.find((l: { list: string }) => l.list === "graph")?.rank ?? Infinity
+            return { ohio: rankOf(ids.ohio!), texas: rankOf(ids.texas!) }
+          })
+        const before = yield* graphRank("Where did Acme Corporation open a plant before the merger?")
+        assert.isBelow(before.ohio, before.texas, "2017 is before the 2019 merger")
+        const after = yield* graphRank("Where did Acme Corporation open a plant after the merger?")
+        assert.isBelow(after.texas, after.ohio, "2021 is after it")
+      }))
   })
 }
