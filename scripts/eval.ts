@@ -66,6 +66,8 @@ const program = Effect.gen(function*() {
   )
   const indexed = yield* Effect.promise(() => waitForSource(url, token, source.id, corpus.length))
   const ingestSeconds = (performance.now() - started) / 1000
+  // Fresh planner statistics, as autovacuum (PostgreSQL) or the periodic vacuum (PGlite) would soon leave them.
+  yield* instance.sql`ANALYZE`.pipe(Effect.orDie)
   const dense = yield* retriever.denseStatus
   console.log(
     `ingested ${indexed.document_count} documents as ${indexed.chunk_count} chunks in ${ingestSeconds.toFixed(1)} s; ` +

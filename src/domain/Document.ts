@@ -43,8 +43,15 @@ export class DocumentOut extends Schema.Class<DocumentOut>("DocumentOut")({
   job_id: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   updated_at: Schema.String,
-  ready_at: Schema.NullOr(Schema.String)
+  ready_at: Schema.NullOr(Schema.String),
+  date: Schema.NullOr(Schema.String).annotate({ description: "The document's own date, as given at ingestion" })
 }) {}
+
+/** An ISO-8601 date or date-time ("2024-05-01", "2024-05-01T10:00:00Z"). */
+const IsoDateTime = Schema.String.check(Schema.makeFilter((s: string) =>
+  /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
+  message: "must be an ISO-8601 date-time such as 2024-05-01T10:00:00Z"
+}))
 
 export const MessageItem = Schema.Struct({
   speaker: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 200))).annotate({
@@ -54,19 +61,21 @@ export const MessageItem = Schema.Struct({
     description: "Chat role, used as the speaker when speaker is absent"
   }),
   content: Schema.String.check(Schema.isBetweenLength(1, 100_000)),
-  timestamp: Schema.optionalKey(
-    Schema.String.check(Schema.makeFilter((s: string) =>
-      /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
-      message: "must be an ISO-8601 date-time such as 2024-05-01T10:00:00Z"
-    }))
-  ).annotate({ description: "When it was written (ISO-8601); anchors relative times in it" })
+  timestamp: Schema.optionalKey(IsoDateTime).annotate({
+    description: "When it was written (ISO-8601); anchors relative times in it"
+  })
 }).annotate({ identifier: "MessageItem" })
 export type MessageItem = typeof MessageItem.Type
 
 export const IngestRequest = Schema.Struct({
   title: Schema.Trim.check(Schema.isBetweenLength(1, 500)),
   text: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
-  messages: Schema.optionalKey(Schema.Array(MessageItem).check(Schema.isBetweenLength(1, 10_000)))
+  messages: Schema.optionalKey(Schema.Array(MessageItem).check(Schema.isBetweenLength(1, 10_000))),
+  date: Schema.optionalKey(IsoDateTime).annotate({
+    description: "The document's own date (when it was published, written or held; ISO-8601). Relative times in " +
+      "its text (\"last Tuesday\", \"two years later\") are resolved against it; without it only message " +
+      "timestamps and explicit dates anchor times."
+  })
 }).check(
   Schema.makeFilter((request) => (request.text === undefined) !== (request.messages === undefined), {
     message: "send exactly one of text or messages"

@@ -26,7 +26,8 @@ export const DocumentsHandlers = HttpApiBuilder.group(
               title: payload.title,
               kind: "text",
               format: "markdown",
-              bytes: new TextEncoder().encode(payload.text!)
+              bytes: new TextEncoder().encode(payload.text!),
+              date: payload.date
             })
             : yield* documents.addMessages(user.id, params.source_id, payload.title, payload.messages)
           return document.duplicate

@@ -5,6 +5,7 @@ import retrieval from "./0003_retrieval.ts"
 import agents from "./0004_agents.ts"
 import graph from "./0005_graph.ts"
 import postings from "./0006_postings.ts"
+import documentDate from "./0007_document_date.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -13,7 +14,8 @@ const all = {
   "0003_retrieval": retrieval,
   "0004_agents": agents,
   "0005_graph": graph,
-  "0006_postings": postings
+  "0006_postings": postings,
+  "0007_document_date": documentDate
 }
 
 export const migrations = Migrator.fromRecord(all)

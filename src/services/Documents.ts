@@ -42,6 +42,7 @@ const DocumentRow = Schema.Struct({
   created_at: Schema.Date,
   updated_at: Schema.Date,
   ready_at: Schema.NullOr(Schema.Date),
+  document_date: Schema.NullOr(Schema.Date),
   chunk_count: Schema.Int
 })
 type DocumentRow = typeof DocumentRow.Type
@@ -66,7 +67,8 @@ const toDocumentOut = (row: DocumentRow, duplicate = false) =>
     job_id: row.job_id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-    ready_at: row.ready_at?.toISOString() ?? null
+    ready_at: row.ready_at?.toISOString() ?? null,
+    date: row.document_date?.toISOString() ?? null
   })
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
@@ -76,6 +78,8 @@ export interface NewDocument {
   readonly kind: "text" | "messages" | "file"
   readonly format: Format
   readonly bytes: Uint8Array
+  /** The document's own date (ISO-8601), which anchors relative times in its text. */
+  readonly date?: string | undefined
 }
 
 export interface UploadedFile {
@@ -229,9 +233,11 @@ export class Documents extends Context.Service<Documents, {
           const hash = sha256(document.bytes)
           const inserted = yield* sql<{ id: string }>`
             INSERT INTO documents
-              (source_id, title, kind, format, mime_type, size_bytes, content_hash, external_key, status, stage)
+              (source_id, title, kind, format, mime_type, size_bytes, content_hash, external_key, status, stage,
+                document_date)
             VALUES (${sourceId}, ${document.title}, ${document.kind}, ${document.format}, ${mimeTypes[document.format]},
-              ${document.bytes.length}, ${hash}, ${key}, 'queued', 'parse')
+              ${document.bytes.length}, ${hash}, ${key}, 'queued', 'parse',
+              ${document.date === undefined ? null : new Date(document.date)})
             ON CONFLICT (source_id, content_hash) DO NOTHING
             RETURNING id`
           if (inserted[0] === undefined) {

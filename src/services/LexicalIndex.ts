@@ -68,20 +68,18 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // The version's chunks were just (re)written, so their postings are new rows; each carries its chunk's
         // source and length, which scoring reads from the postings alone.
         yield* sql`
-          INSERT INTO chunk_terms (term, chunk_id, source_id, tf, len)
-          SELECT u.term, c.id, c.source_id, u.tf, (sum(u.tf) OVER (PARTITION BY c.id))::int
-          FROM chunks c CROSS JOIN LATERAL (
-            SELECT lexeme AS term, coalesce(array_length(positions, 1), 1) AS tf
-            FROM unnest(to_tsvector('english', c.text))
-          ) u
-          WHERE c.document_id = ${documentId} AND c.version = ${version}`
-        yield* sql`
-          UPDATE chunks SET lexeme_count = lengths.len
-          FROM (
-            SELECT DISTINCT t.chunk_id, t.len
-            FROM chunk_terms t JOIN chunks c ON c.id = t.chunk_id
+          WITH postings AS (
+            INSERT INTO chunk_terms (term, chunk_id, source_id, tf, len)
+            SELECT u.term, c.id, c.source_id, u.tf, (sum(u.tf) OVER (PARTITION BY c.id))::int
+            FROM chunks c CROSS JOIN LATERAL (
+              SELECT lexeme AS term, coalesce(array_length(positions, 1), 1) AS tf
+              FROM unnest(to_tsvector('english', c.text))
+            ) u
             WHERE c.document_id = ${documentId} AND c.version = ${version}
-          ) lengths
+            RETURNING chunk_id, len
+          )
+          UPDATE chunks SET lexeme_count = lengths.len
+          FROM (SELECT DISTINCT chunk_id, len FROM postings) lengths
           WHERE chunks.id = lengths.chunk_id`
       }, Effect.orDie)
 

@@ -112,9 +112,8 @@ export class Pipeline extends Context.Service<Pipeline, {
 
       /** Entities and events of the version's chunks; stored per (document, version), so a re-run replaces them. */
       const extract = Effect.fn("Pipeline.extract")(function*(documentId: string, version: number) {
-        const [document] = yield* sql<{ title: string }>`SELECT title FROM documents WHERE id = ${documentId}`.pipe(
-          Effect.orDie
-        )
+        const [document] = yield* sql<{ title: string; document_date: Date | null }>`
+          SELECT title, document_date FROM documents WHERE id = ${documentId}`.pipe(Effect.orDie)
         if (document === undefined) return
         const chunks = yield* sql<{ ordinal: number; text: string; speaker: string | null; spoken_at: Date | null }>`
           SELECT ordinal, text, speaker, spoken_at FROM chunks
@@ -122,8 +121,7 @@ export class Pipeline extends Context.Service<Pipeline, {
           ORDER BY ordinal`.pipe(Effect.orDie)
         const { extraction } = yield* extractor.extract({
           title: document.title,
-          // Engram does not know a document's own date yet: relative times anchor only to message times.
-          documentDate: null,
+          documentDate: document.document_date?.toISOString() ?? null,
           chunks: chunks.map((chunk) => ({
             ordinal: chunk.ordinal,
             text: chunk.text,

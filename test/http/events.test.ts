@@ -153,5 +153,33 @@ for (const engine of engines) {
         const after = yield* graphRank("Where did Acme Corporation open a plant after the merger?")
         assert.isBelow(after.texas, after.ohio, "2021 is after it")
       }))
+
+    it.effect("a text document's own date anchors its relative times; without one they stay undated", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Diarist")
+        const sourceId = yield* createSource(url, token)
+        const text = "Acme Corporation opened a store in Lisbon last Tuesday."
+        const dated = yield* request(url, `/api/v1/sources/${sourceId}/documents/ingest`, {
+          token,
+          json: { title: "dated", text, date: "2024-05-08T10:00:00Z" }
+        })
+        assert.strictEqual(dated.status, 202, dated.text)
+        assert.strictEqual(dated.body.date, "2024-05-08T10:00:00.000Z")
+        const undated = yield* ingestText(url, token, sourceId, "undated", `${text} Really.`)
+        assert.isNull(undated.body.date)
+        yield* waitForDocument(url, token, sourceId, dated.body.id)
+        yield* waitForDocument(url, token, sourceId, undated.body.id)
+        const events = yield* request(url, `/api/v1/sources/${sourceId}/events?kind=open&limit=10`, { token })
+        const byDocument = new Map<string, any>(events.body.items.map((e: { document_id: string }) => [e.document_id, e]))
+        assert.strictEqual(byDocument.get(dated.body.id)?.time?.start, "2024-05-07T00:00:00.000Z", "Tuesday before 8 May")
+        assert.isTrue(byDocument.get(dated.body.id)?.time?.relative)
+        assert.isNull(byDocument.get(undated.body.id)?.time?.start ?? null)
+        const bad = yield* request(url, `/api/v1/sources/${sourceId}/documents/ingest`, {
+          token,
+          json: { title: "bad", text, date: "last week" }
+        })
+        assert.strictEqual(bad.status, 422, bad.text)
+      }))
   })
 }
