@@ -96,8 +96,59 @@ const lemmaOf = (infinitive: string) => {
   return words.length > 1 && particles.has(words[1]!) ? `${words[0]} ${words[1]}` : (words[0] ?? "")
 }
 
-/** Lines are parsed apart (chat lines and note bullets seldom end in a full stop); compromise splits sentences. */
-const sentencesOf = (text: string, chunk: number, firstIndex: number): Array<Sentence> => {
+/** What compromise reads of a sentence's verbs: the costliest part of parsing (its subject finder above all). */
+const verbsOf = (view: Document, base: number): Array<Verb> => {
+  const verbs: Array<Verb> = []
+  view.verbs().forEach((oneVerb) => {
+    const verbView = oneVerb as ReturnType<Document["verbs"]>
+    const verb = (verbView.json({ offset: true }) as ReadonlyArray<VerbJson>)[0]
+    if (verb === undefined) return
+    const subject = (verbView.subjects().json({ offset: true }) as ReadonlyArray<MatchJson>)[0]
+    const grammar = verb.verb.grammar
+    verbs.push({
+      lemma: lemmaOf(verb.verb.infinitive ?? ""),
+      start: base + verb.offset.start,
+      end: base + verb.offset.start + verb.offset.length,
+      passive: grammar.passive === true,
+      tense: tenseOf(grammar.form ?? "", grammar.tense ?? ""),
+      negative: verb.verb.negative,
+      nonFinite: grammar.isInfinitive || grammar.form === "gerund" || grammar.form === "infinitive",
+      subject: subject === undefined
+        ? null
+        : { start: base + subject.offset.start, end: base + subject.offset.start + subject.offset.length }
+    })
+  })
+  return verbs
+}
+
+const referringWords = new Set(["he", "she", "him", "her"])
+
+/**
+ * A line can add a mention or an event only through a capital, a digit ("3M"), an @handle, a quoted title, a
+ * pronoun standing for a named person or a description standing for a named thing ("the company"). Lines with
+ * none of these (most of some corpora) are not parsed; their lower-case words still count as ordinary words.
+ */
+const mayNameSomething = (segment: string) =>
+  /[\p{Lu}\p{N}@"“”]/u.test(segment) ||
+  segment.toLowerCase().split(/[^\p{L}]+/u).some((word) => referringWords.has(word) || descriptionNouns.has(word))
+
+const plainWordsOf = (segment: string) =>
+  segment.split(/\s+/).flatMap((token) => {
+    const word = lower(token)
+    return word.length === 0 ? [] : [word, ...(word.includes("-") ? word.split("-").filter((part) => part.length > 0) : [])]
+  })
+
+/**
+ * Lines are parsed apart (chat lines and note bullets seldom end in a full stop); compromise splits sentences.
+ * A sentence's verbs are read when first asked for: only sentences that refer to something need them.
+ */
+const sentencesOf = (
+  text: string,
+  chunk: number,
+  firstIndex: number,
+  parseAll: boolean,
+  plainWords: Set<string>
+): Array<Sentence> => {
   const sentences: Array<Sentence> = []
   const lines = /[^\n]+/g
   for (let line = lines.exec(text); line !== null; line = lines.exec(text)) {
@@ -105,6 +156,10 @@ const sentencesOf = (text: string, chunk: number, firstIndex: number): Array<Sen
     const base = line.index + bullet
     const segment = line[0].slice(bullet)
     if (segment.trim().length === 0) continue
+    if (!parseAll && !mayNameSomething(segment)) {
+      for (const word of plainWordsOf(segment)) plainWords.add(word)
+      continue
+    }
     nlp(segment).sentences().forEach((one) => {
       const view = one as Document
       const json = (view.json({ offset: true }) as ReadonlyArray<{ readonly terms: ReadonlyArray<TermJson> }>)[0]
@@ -119,26 +174,7 @@ const sentencesOf = (text: string, chunk: number, firstIndex: number): Array<Sen
           end: base + term.offset.start + term.offset.length
         }))
       if (terms.length === 0) return
-      const verbs: Array<Verb> = []
-      view.verbs().forEach((oneVerb) => {
-        const verbView = oneVerb as ReturnType<Document["verbs"]>
-        const verb = (verbView.json({ offset: true }) as ReadonlyArray<VerbJson>)[0]
-        if (verb === undefined) return
-        const subject = (verbView.subjects().json({ offset: true }) as ReadonlyArray<MatchJson>)[0]
-        const grammar = verb.verb.grammar
-        verbs.push({
-          lemma: lemmaOf(verb.verb.infinitive ?? ""),
-          start: base + verb.offset.start,
-          end: base + verb.offset.start + verb.offset.length,
-          passive: grammar.passive === true,
-          tense: tenseOf(grammar.form ?? "", grammar.tense ?? ""),
-          negative: verb.verb.negative,
-          nonFinite: grammar.isInfinitive || grammar.form === "gerund" || grammar.form === "infinitive",
-          subject: subject === undefined
-            ? null
-            : { start: base + subject.offset.start, end: base + subject.offset.start + subject.offset.length }
-        })
-      })
+      let verbs: Array<Verb> | undefined
       const start = terms[0]!.start
       const last = terms[terms.length - 1]!
       const end = last.end + (/^[.!?…"”')\]]*/.exec(last.post)?.[0].length ?? 0)
@@ -149,7 +185,9 @@ const sentencesOf = (text: string, chunk: number, firstIndex: number): Array<Sen
         end,
         text: text.slice(start, end).replace(/\s+/g, " ").trim(),
         terms,
-        verbs
+        get verbs() {
+          return verbs ??= verbsOf(view, base)
+        }
       })
     })
   }
@@ -1015,6 +1053,8 @@ const descriptionKinds: ReadonlyArray<{ readonly kind: EntityKind; readonly noun
   { kind: "work", nouns: new Set(["film", "movie", "book", "novel", "album", "song", "paper", "report", "series", "show"]) }
 ]
 
+const descriptionNouns = new Set(descriptionKinds.flatMap((entry) => [...entry.nouns]))
+
 const descriptionKindOf = (subject: string): EntityKind | null => {
   const match = /^the\s+(?:[\p{L}-]+\s+){0,2}?([\p{L}-]+)$/iu.exec(subject.trim())
   if (match === null) return null
@@ -1100,7 +1140,8 @@ const eventsOf = (
     }
     references.sort((a, b) => a.start - b.start)
 
-    for (const verb of sentence.verbs) {
+    const describes = sentence.terms.some((term) => descriptionNouns.has(term.text.toLowerCase()))
+    for (const verb of describes ? sentence.verbs : []) {
       const subject = verb.subject
       if (subject === null || references.some((reference) => reference.start < subject.end && reference.end > subject.start)) {
         continue
@@ -1117,6 +1158,8 @@ const eventsOf = (
       references.push({ start: subject.start, end: subject.end, entity: named.entity, via: "pronoun", possessive: false, kind })
     }
     references.sort((a, b) => a.start - b.start)
+    // Nothing to take part in an event: the sentence's verbs need not be read.
+    if (references.length === 0 && speaker === null) continue
 
     const titles = mentions.filter((mention) => mention.sentence === sentence.index && mention.kind === "work")
     const verbs = clauseVerbsOf(sentence, titles, chunk.speaker !== null)
@@ -1347,11 +1390,13 @@ const nameOf = (entity: EntityDraft): string => {
 
 export const extractRules = (input: ExtractionInput): Extraction => {
   const sentences: Array<Sentence> = []
-  input.chunks.forEach((chunk, index) => {
-    sentences.push(...sentencesOf(chunk.text, index, sentences.length))
-  })
   const speakerKeys = new Set(input.chunks.flatMap((chunk) => (chunk.speaker === null ? [] : [lower(chunk.speaker)])))
+  // A speaker makes any line an event ("i'll send it"), and a speaker's name may be written in lower case.
+  const parseAll = speakerKeys.size > 0
   const lowerCaseWords = new Set<string>()
+  input.chunks.forEach((chunk, index) => {
+    sentences.push(...sentencesOf(chunk.text, index, sentences.length, parseAll, lowerCaseWords))
+  })
   const capitalisedWords = new Set<string>()
   for (const sentence of sentences) {
     sentence.terms.forEach((term, i) => {

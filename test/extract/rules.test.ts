@@ -111,6 +111,20 @@ describe("extractRules: entities and events", () => {
       if (event.place !== null) expect(keys).toContain(event.place)
     }
   })
+
+  it("lines that name nothing are not parsed, yet still teach which words are ordinary", () => {
+    expect(entityNamed(extractRules(document("Kestrel won the award.")), "Kestrel").kind).toBe("other")
+    const ordinary = extractRules(document("Kestrel won the award.\nwe watched a kestrel fly over the hills."))
+    expect(ordinary.entities).toEqual([])
+    expect(ordinary.events).toEqual([])
+  })
+
+  it("a line without a name still tells of the person or thing named before it", () => {
+    const pronoun = extractRules(document("Ann Lee joined Acme.\nlater she founded a startup."))
+    expect(rolesOf(pronoun, eventOf(pronoun, "found"))).toEqual([{ name: "Ann Lee", role: "actor" }])
+    const described = extractRules(document("Acme Corp hired Ann Lee in May.\nthe company opened an office in town."))
+    expect(rolesOf(described, eventOf(described, "open"))).toEqual([{ name: "Acme Corp", role: "actor" }])
+  })
 })
 
 describe("extractRules: entity resolution within a document", () => {
