@@ -1,21 +1,33 @@
 /**
  * Ingest benchmark: chunks/second through the whole pipeline against the raw throughput of the same embedding
  * model on the same machine, in one run, and the service's peak RSS while ingesting.
- *   npm run bench:ingest -- [--chunks 100000] [--model-dir DIR] [--docs-chunks 200]   (DATABASE_URL for PostgreSQL)
+ *   npm run bench:ingest -- [--chunks 100000] [--docs-chunks 200]
+ *                           [--model-dir DIR | --random-weights-of DIR]   (DATABASE_URL for PostgreSQL)
+ * --model-dir: a model directory, int8 (default: the tiny random BERT fixture, far cheaper than any real model).
+ * --random-weights-of: a real model's config and tokenizer (e.g. ../shared/models/_tokenizers/bge-small-en-v1.5);
+ * an encoder of exactly that shape with random weights is built (lib/encoder-model.ts) and run in fp32, so
+ * embedding costs what the real model costs.
  * The service runs as its own process (`node src/main.ts`); peak RSS is its VmHWM from /proc.
  */
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { buildEncoderModel } from "./lib/encoder-model.ts"
 import { argument, call, machine, pool, waitForSource } from "./lib/instance.ts"
 import { syntheticDocument } from "./lib/synthetic.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const targetChunks = Number(argument("chunks") ?? 100_000)
 const chunksPerDocument = Number(argument("docs-chunks") ?? 200)
-const modelDir = Path.resolve(argument("model-dir") ?? Path.join(root, "../shared/models/_fixtures/tiny-random-bert"))
-const dtype = "q8"
+const architecture = argument("random-weights-of")
+const scratchDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "engram-bench-ingest-"))
+const modelDir = architecture === undefined
+  ? Path.resolve(argument("model-dir") ?? Path.join(root, "../shared/models/_fixtures/tiny-random-bert"))
+  : Path.join(scratchDir, "models", `${Path.basename(architecture)}-random-weights`)
+if (architecture !== undefined) buildEncoderModel(Path.resolve(architecture), modelDir)
+const dtype = architecture === undefined ? "q8" : "fp32"
+const pooling = /bge/i.test(Path.basename(modelDir)) ? "cls" : "mean"
 const batchSize = 32
 
 const documents = Math.ceil(targetChunks / chunksPerDocument)
@@ -27,10 +39,10 @@ const rawThroughput = async (passages: ReadonlyArray<string>) => {
   env.allowRemoteModels = false
   env.localModelPath = Path.dirname(modelDir) + "/"
   const extractor = await pipeline("feature-extraction", Path.basename(modelDir), { dtype })
-  await extractor(passages.slice(0, batchSize), { pooling: "mean", normalize: true })
+  await extractor(passages.slice(0, batchSize), { pooling, normalize: true })
   const started = performance.now()
   for (let i = 0; i < passages.length; i += batchSize) {
-    await extractor(passages.slice(i, i + batchSize), { pooling: "mean", normalize: true })
+    await extractor(passages.slice(i, i + batchSize), { pooling, normalize: true })
   }
   return passages.length / ((performance.now() - started) / 1000)
 }
@@ -74,13 +86,14 @@ const peakRssMiB = (pid: number) => {
 }
 
 const main = async () => {
-  const sample = texts.slice(0, Math.max(1, Math.ceil(4000 / chunksPerDocument)))
+  const sampleSize = Math.min(4000, targetChunks)
+  const sample = texts.slice(0, Math.max(1, Math.ceil(sampleSize / chunksPerDocument)))
     .flatMap((text) => text.split("\n\n").filter((block) => !block.startsWith("#")))
-    .slice(0, 4000)
+    .slice(0, sampleSize)
   const raw = await rawThroughput(sample)
   console.log(`raw embedding: ${raw.toFixed(0)} passages/s (${sample.length} passages, batch ${batchSize}, ${dtype})`)
 
-  const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "engram-bench-ingest-"))
+  const dataDir = Path.join(scratchDir, "data")
   const service = await startService(dataDir)
   try {
     const session = await call(service.url, "/api/v1/auth/login", { json: { name: "bench" } })
@@ -123,10 +136,10 @@ const main = async () => {
     console.log(`peak RSS of the service: ${rss.toFixed(0)} MiB`)
     const outDir = Path.join(root, "bench/results")
     Fs.mkdirSync(outDir, { recursive: true })
-    Fs.writeFileSync(Path.join(outDir, `ingest-${result.engine}.json`), JSON.stringify(result, null, 2) + "\n")
+    Fs.writeFileSync(Path.join(outDir, `ingest-${result.engine}-${Path.basename(modelDir)}.json`), JSON.stringify(result, null, 2) + "\n")
   } finally {
     await service.stop()
-    Fs.rmSync(dataDir, { recursive: true, force: true })
+    Fs.rmSync(scratchDir, { recursive: true, force: true })
   }
 }
 

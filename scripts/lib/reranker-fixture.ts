@@ -23,6 +23,19 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import {
+  bytes,
+  concat,
+  ElemType,
+  floatTensor,
+  gaussians,
+  int64Vector,
+  intAttribute,
+  mulberry32,
+  node,
+  tensorValueInfo,
+  type Bytes
+} from "./onnx.ts"
 
 const tokenizerFiles = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"] as const
 const hiddenSize = 32
@@ -33,114 +46,6 @@ const hiddenSize = 32
  */
 const seed = 165
 const weightScale = 4
-
-// --- a minimal protobuf encoder (https://protobuf.dev/programming-guides/encoding/) ---
-
-type Bytes = Uint8Array
-
-const concat = (parts: ReadonlyArray<Bytes>): Bytes => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let offset = 0
-  for (const part of parts) {
-    out.set(part, offset)
-    offset += part.length
-  }
-  return out
-}
-
-const varint = (value: number | bigint): Bytes => {
-  let v = BigInt.asUintN(64, BigInt(value))
-  const out: Array<number> = []
-  while (v >= 0x80n) {
-    out.push(Number(v & 0x7fn) | 0x80)
-    v >>= 7n
-  }
-  out.push(Number(v))
-  return Uint8Array.from(out)
-}
-
-const key = (field: number, wireType: 0 | 2) => varint((field << 3) | wireType)
-const int = (field: number, value: number | bigint) => concat([key(field, 0), varint(value)])
-const bytes = (field: number, payload: Bytes) => concat([key(field, 2), varint(payload.length), payload])
-const message = (field: number, ...parts: ReadonlyArray<Bytes>) => bytes(field, concat(parts))
-const string = (field: number, text: string) => bytes(field, new TextEncoder().encode(text))
-
-// --- ONNX messages (field numbers from onnx/onnx.proto) ---
-
-const ElemType = { FLOAT: 1, INT64: 7 } as const
-const AttributeType = { INT: 2 } as const
-
-/** TensorProto: dims = 1 (repeated int64), data_type = 2, name = 8, raw_data = 9 (little-endian). */
-const tensor = (name: string, dataType: number, dims: ReadonlyArray<number>, raw: Bytes) =>
-  concat([...dims.map((d) => int(1, d)), int(2, dataType), string(8, name), bytes(9, raw)])
-
-const floatTensor = (name: string, dims: ReadonlyArray<number>, values: ReadonlyArray<number>) => {
-  const raw = new Uint8Array(values.length * 4)
-  const view = new DataView(raw.buffer)
-  values.forEach((v, i) => view.setFloat32(i * 4, v, true))
-  return tensor(name, ElemType.FLOAT, dims, raw)
-}
-
-const int64Vector = (name: string, values: ReadonlyArray<bigint>) => {
-  const raw = new Uint8Array(values.length * 8)
-  const view = new DataView(raw.buffer)
-  values.forEach((v, i) => view.setBigInt64(i * 8, v, true))
-  return tensor(name, ElemType.INT64, [values.length], raw)
-}
-
-/** AttributeProto: name = 1, i = 3, type = 20. */
-const intAttribute = (name: string, value: number) => concat([string(1, name), int(3, value), int(20, AttributeType.INT)])
-
-/** NodeProto: input = 1, output = 2, name = 3, op_type = 4, attribute = 5. */
-const node = (
-  opType: string,
-  name: string,
-  inputs: ReadonlyArray<string>,
-  outputs: ReadonlyArray<string>,
-  attributes: ReadonlyArray<Bytes> = []
-) =>
-  concat([
-    ...inputs.map((i) => string(1, i)),
-    ...outputs.map((o) => string(2, o)),
-    string(3, name),
-    string(4, opType),
-    ...attributes.map((a) => bytes(5, a))
-  ])
-
-/**
- * ValueInfoProto (name = 1, type = 2) of a tensor: TypeProto.tensor_type = 1 → elem_type = 1, shape = 2;
- * TensorShapeProto.dim = 1 → dim_value = 1 | dim_param = 2.
- */
-const tensorValueInfo = (name: string, elemType: number, dims: ReadonlyArray<number | string>) =>
-  concat([
-    string(1, name),
-    message(
-      2,
-      message(
-        1,
-        int(1, elemType),
-        message(2, ...dims.map((d) => message(1, typeof d === "number" ? int(1, d) : string(2, d))))
-      )
-    )
-  ])
-
-// --- deterministic weights ---
-
-/** mulberry32: a small seeded PRNG with uniform output in [0, 1). */
-const mulberry32 = (state: number) => () => {
-  state = (state + 0x6d2b79f5) | 0
-  let t = state
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
-
-/** Standard normal samples by Box–Muller. */
-const gaussians = (count: number, random: () => number) =>
-  Array.from({ length: count }, () => {
-    const u = 1 - random()
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random())
-  })
 
 /**
  * The appended GraphProto fragment: the classification head on `last_hidden_state`, masked mean pooling over the
