@@ -78,7 +78,11 @@ export const SearchResponse = Schema.Struct({
   strategy: Strategy,
   took_ms: Schema.Number,
   searched_source_ids: Schema.Array(Schema.String),
-  lists: Schema.Array(Schema.String).annotate({ description: "The ranked lists that produced the results" }),
+  lists: Schema.Array(Schema.String).annotate({
+    description: "The ranked lists that produced the results. multi has a graph list for questions and requests " +
+      "(\"Where…\", \"Who…\", \"…?\", \"List…\") that name a known entity or a time, and for other queries " +
+      "whose time holds dated events; a statement or keyword query without such a time is answered by the text lists"
+  }),
   reranked: Schema.Boolean.annotate({ description: "The results were reordered by the cross-encoder" }),
   notices: Schema.Array(Schema.String).annotate({
     description: "What limited this search, e.g. that dense retrieval is unavailable and why"

@@ -3,6 +3,11 @@ import { normalizeName } from "../extract/resolve.ts"
 
 /** What a query says to the graph: names that may be entities, and a time it is about. */
 export interface QueryCues {
+  /**
+   * A question or a request to list or name things ("Where is…", "Who runs…", "…?", "List the…"): what the graph
+   * answers. A statement or keyword query is the text lists' to answer unless it has a time.
+   */
+  readonly asks: boolean
   /** Normalised n-grams of the query (1 to 4 words) to look up as entity keys. */
   readonly names: ReadonlyArray<string>
   /** [start, end) in ISO; either side open for "before …" / "after …". Null: no time expression. */
@@ -25,6 +30,8 @@ const eventNouns: Record<string, ReadonlyArray<string>> = {
   departure: ["leave"], arrival: ["arrive"], death: ["die"], marriage: ["marry"], wedding: ["marry"],
   meeting: ["meet"], visit: ["visit"], split: ["split"], spinoff: ["spin off"]
 }
+
+const asking = /^\s*(?:who|whom|whose|what|when|where|which|why|how|list|name|show|tell|find|give)\b|\?["”')\]]*\s*$/i
 
 const stopWords = new Set([
   "a", "an", "the", "and", "or", "of", "in", "on", "at", "to", "for", "by", "with", "from", "about", "into",
@@ -49,8 +56,9 @@ export const queryCues = (query: string, now: Date): QueryCues => {
       if (key.length >= 2 && !/^\d+$/.test(key)) names.add(key)
     }
   }
+  const asks = asking.test(query)
   const found = timeIn(query, now)
-  if (found === null) return { names: [...names], time: null, anchor: anchorIn(query) }
+  if (found === null) return { asks, names: [...names], time: null, anchor: anchorIn(query) }
   const { start, end } = found
   const before = query.slice(0, found.index).toLowerCase().match(/\b(before|until|till|prior to|after|since)\s*$/)?.[1]
   const time = before === "after"
@@ -60,7 +68,7 @@ export const queryCues = (query: string, now: Date): QueryCues => {
     : before !== undefined
     ? { start: null, end: start.toISOString() }
     : { start: start.toISOString(), end: end.toISOString() }
-  return { names: [...names], time: { ...time, text: found.text }, anchor: null }
+  return { asks, names: [...names], time: { ...time, text: found.text }, anchor: null }
 }
 
 /** "before the merger", "after its acquisition", "since the launch": the side and the kinds of the event. */

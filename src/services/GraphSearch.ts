@@ -180,6 +180,9 @@ export class GraphSearch extends Context.Service<GraphSearch, {
       ) {
         if (sourceIds.length === 0) return { hits: [], confidence: 0 }
         const cues = queryCues(query, new Date(yield* Clock.currentTimeMillis))
+        // A statement or keyword query without a time: the graph could only re-weigh chunks naming its entities,
+        // which BM25 has ranked already (on SciFact's claims that only added noise).
+        if (!cues.asks && cues.time === null && cues.anchor === null) return { hits: [], confidence: 0 }
         const matched = yield* matchEntities(cues.names, sourceIds)
         const directWeights = yield* weigh(matched, sourceIds)
         const direct = mostSpecific(directWeights)
@@ -231,10 +234,17 @@ export class GraphSearch extends Context.Service<GraphSearch, {
               LIMIT ${maxEvents}`
             add(timed, () => 0, counted)
           }
+          let within = 0
           for (const entry of scores.values()) {
-            if (inside(entry.start, entry.end)) entry.score += timeBoost
-            else if (entry.start !== null) entry.score *= outsideTimeShare
+            if (inside(entry.start, entry.end)) {
+              entry.score += timeBoost
+              within++
+            } else if (entry.start !== null) entry.score *= outsideTimeShare
           }
+          // A time no event of these sources falls in says nothing the graph can use.
+          if (!cues.asks && within === 0) return { hits: [], confidence: 0 }
+        } else if (!cues.asks) {
+          return { hits: [], confidence: 0 }
         }
         const chunkScores = new Map<string, number>()
         for (const entry of scores.values()) {

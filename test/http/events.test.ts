@@ -117,11 +117,18 @@ for (const engine of engines) {
         assert.include(names, "Initech")
         const ordinary = yield* request(url, "/api/v1/search", {
           token,
-          json: { query: "background properties of steel" }
+          json: { query: "What are the background properties of steel?" }
         })
         assert.notInclude(ordinary.body.lists, "graph", "most chunks with the word do not mention the entity")
         const named = yield* request(url, "/api/v1/search", { token, json: { query: "What did Initech announce?" } })
         assert.include(named.body.lists, "graph")
+        // A statement or keyword query without a time is left to the text lists, even when it names an entity.
+        for (const query of ["Initech announced a new alloy", "Initech alloy"]) {
+          const statement = yield* request(url, "/api/v1/search", { token, json: { query } })
+          assert.strictEqual(statement.status, 200, statement.text)
+          assert.notInclude(statement.body.lists, "graph", query)
+          assert.isAbove(statement.body.results.length, 0)
+        }
       }))
 
     it.effect("a time relative to an event (before the merger) ranks the events on its side first in the graph list", () =>
@@ -152,6 +159,11 @@ for (const engine of engines) {
         assert.isBelow(before.ohio, before.texas, "2017 is before the 2019 merger")
         const after = yield* graphRank("Where did Acme Corporation open a plant after the merger?")
         assert.isBelow(after.texas, after.ohio, "2021 is after it")
+        // A keyword query has a graph list when its time holds dated events, and none when no event falls in it.
+        const keywords = yield* graphRank("Acme Corporation plant 2017")
+        assert.isBelow(keywords.ohio, keywords.texas)
+        const never = yield* request(url, "/api/v1/search", { token, json: { query: "Acme Corporation plant 1850" } })
+        assert.notInclude(never.body.lists, "graph", never.text)
       }))
 
     it.effect("a text document's own date anchors its relative times; without one they stay undated", () =>
