@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Multipart } from "effect/http"
 import { ChunkOut } from "../domain/Chunk.ts"
-import { DocumentOut, DocumentStatus, IngestRequest } from "../domain/Document.ts"
+import { DocumentOut, DocumentStatus, IngestRequest, IsoDateTime } from "../domain/Document.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { BadRequest, Conflict, NotFound, UnsupportedMediaType } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
@@ -12,9 +12,13 @@ const DocumentParams = { ...SourceParams, document_id: Schema.String.check(Schem
 
 export const UploadRequest = Schema.Struct({
   files: Schema.optionalKey(Multipart.FilesSchema),
-  file: Schema.optionalKey(Multipart.FilesSchema)
+  file: Schema.optionalKey(Multipart.FilesSchema),
+  date: Schema.optionalKey(IsoDateTime).annotate({
+    description: "The files' own date (ISO-8601), which anchors relative times in their text (\"last Tuesday\"); " +
+      "without it they stay undated"
+  })
 }).pipe(HttpApiSchema.asMultipart()).annotate({
-  description: "multipart/form-data with one or more parts named files (or file)"
+  description: "multipart/form-data with one or more parts named files (or file), and optionally a field date"
 })
 
 export const Preview = Schema.Struct({
@@ -89,7 +93,8 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       description: "multipart/form-data, one or more parts named files: .txt, .md, .html, .pdf, .docx, .json, " +
         ".csv. The type comes from the file name and must match the content (415 unsupported_file_type " +
         "otherwise, and nothing is stored). Bodies over ENGRAM_MAX_UPLOAD_BYTES (default 50 MiB) are 413 before " +
-        "anything is stored. Original bytes are kept for reprocessing. Duplicates come back with duplicate: true."
+        "anything is stored. Original bytes are kept for reprocessing. Duplicates come back with duplicate: true. " +
+        "An optional text field date (ISO-8601) is the files' own date: it anchors relative times in their text."
     })),
     HttpApiEndpoint.get("list", "/", {
       params: SourceParams,

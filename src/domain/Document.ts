@@ -48,7 +48,7 @@ export class DocumentOut extends Schema.Class<DocumentOut>("DocumentOut")({
 }) {}
 
 /** An ISO-8601 date or date-time ("2024-05-01", "2024-05-01T10:00:00Z"). */
-const IsoDateTime = Schema.String.check(Schema.makeFilter((s: string) =>
+export const IsoDateTime = Schema.String.check(Schema.makeFilter((s: string) =>
   /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
   message: "must be an ISO-8601 date-time such as 2024-05-01T10:00:00Z"
 }))

@@ -43,7 +43,7 @@ export const DocumentsHandlers = HttpApiBuilder.group(
           }
           const files = yield* Effect.forEach(parts, (part) =>
             Effect.promise(async () => ({ name: part.name, bytes: new Uint8Array(await Fs.readFile(part.path)) })))
-          const stored = yield* documents.upload(user.id, params.source_id, files).pipe(Effect.catch(documentsFailure))
+          const stored = yield* documents.upload(user.id, params.source_id, files, payload.date).pipe(Effect.catch(documentsFailure))
           return { documents: stored }
         }))
       .handle("list", ({ params, query }) =>

@@ -138,7 +138,7 @@ export class Documents extends Context.Service<Documents, {
     messages: ReadonlyArray<MessageItem>
   ) => Effect.Effect<DocumentOut, DocumentsFailure | SourcesFailure>
   /** Checks every file's type first: one unsupported file rejects the whole upload and stores nothing. */
-  readonly upload: (owner: UserId, sourceId: string, files: ReadonlyArray<UploadedFile>) => Effect.Effect<
+  readonly upload: (owner: UserId, sourceId: string, files: ReadonlyArray<UploadedFile>, date?: string) => Effect.Effect<
     ReadonlyArray<DocumentOut>,
     DocumentsFailure | SourcesFailure
   >
@@ -276,14 +276,15 @@ export class Documents extends Context.Service<Documents, {
       const upload = Effect.fn("Documents.upload")(function*(
         owner: UserId,
         sourceId: string,
-        files: ReadonlyArray<UploadedFile>
+        files: ReadonlyArray<UploadedFile>,
+        date?: string
       ) {
         yield* sources.owned(owner, sourceId)
         const typed: Array<NewDocument> = []
         for (const file of files) {
           const detected = detectFormat(file.name, file.bytes)
           if ("unsupported" in detected) return yield* fail({ _tag: "UnsupportedType", message: detected.unsupported })
-          typed.push({ title: file.name, kind: "file", format: detected.format, bytes: file.bytes })
+          typed.push({ title: file.name, kind: "file", format: detected.format, bytes: file.bytes, date })
         }
         const stored = yield* Effect.forEach(typed, (document) => store(sourceId, owner, document))
         yield* jobs.wake

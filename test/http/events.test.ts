@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { login, request } from "../support/http.ts"
-import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+import { createSource, ingestText, upload, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 
 const news = "On March 3, 2021, Acme Corporation acquired Globex in Berlin. " +
@@ -192,6 +192,22 @@ for (const engine of engines) {
           json: { title: "bad", text, date: "last week" }
         })
         assert.strictEqual(bad.status, 422, bad.text)
+
+        // An upload's files take the date sent with them.
+        const file = { name: "diary.txt", bytes: new TextEncoder().encode("Acme Corporation opened a store in Porto last Tuesday.") }
+        const uploaded = yield* upload(url, token, sourceId, [file], { date: "2024-05-08" })
+        assert.strictEqual(uploaded.status, 202, uploaded.text)
+        assert.strictEqual(uploaded.body.documents[0].date, "2024-05-08T00:00:00.000Z")
+        yield* waitForDocument(url, token, sourceId, uploaded.body.documents[0].id)
+        const porto = yield* request(url, `/api/v1/sources/${sourceId}/events?kind=open&limit=10`, { token })
+        const fromUpload = porto.body.items.find((e: { document_id: string }) => e.document_id === uploaded.body.documents[0].id)
+        assert.strictEqual(fromUpload?.time?.start, "2024-05-07T00:00:00.000Z")
+        const before = (yield* request(url, `/api/v1/sources/${sourceId}/documents?limit=100`, { token })).body.items.length
+        const badUpload = yield* upload(url, token, sourceId, [{ ...file, name: "other.txt" }], { date: "someday" })
+        assert.strictEqual(badUpload.status, 422, badUpload.text)
+        assert.strictEqual(badUpload.body.error.issues[0].path, "body.date")
+        const after = (yield* request(url, `/api/v1/sources/${sourceId}/documents?limit=100`, { token })).body.items.length
+        assert.strictEqual(after, before, "a rejected upload stores nothing")
       }))
   })
 }

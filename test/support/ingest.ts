@@ -42,10 +42,12 @@ export const upload = (
   url: string,
   token: string,
   sourceId: string,
-  files: ReadonlyArray<string | { readonly name: string; readonly bytes: Uint8Array }>
+  files: ReadonlyArray<string | { readonly name: string; readonly bytes: Uint8Array }>,
+  fields: Record<string, string> = {}
 ) =>
   Effect.promise(async () => {
     const form = new FormData()
+    for (const [name, value] of Object.entries(fields)) form.append(name, value)
     for (const file of files) {
       const { name, bytes } = typeof file === "string"
         ? { name: file, bytes: new Uint8Array(Fs.readFileSync(Path.join(sampleFiles, file))) }
