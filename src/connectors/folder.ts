@@ -70,7 +70,7 @@ export const scanFolder = (options: {
             skipped.push({ key, reason: detected.unsupported })
             continue
           }
-          items.push({ key, title: key, format: detected.format, bytes })
+          items.push({ key, title: key, format: detected.format, bytes, date: stat.mtime.toISOString() })
         }
       }
       await visit(options.directory)

@@ -106,14 +106,21 @@ const fetchPage = (start: URL, options: WebOptions) =>
         Effect.timeout(`${options.timeoutSeconds} seconds`),
         Effect.mapError((error) => error instanceof PageSkipped ? error : new PageSkipped("timed out"))
       )
-      return { url, format, bytes: Buffer.concat(chunks) }
+      return { url, format, bytes: Buffer.concat(chunks), lastModified: isoDate(response.headers["last-modified"]) }
     }
     return yield* Effect.fail(new PageSkipped("too many redirects"))
   })
 
+/** A date header or meta value as ISO-8601; undefined when absent or unreadable. */
+const isoDate = (value: string | null | undefined) => {
+  const time = value === null || value === undefined ? Number.NaN : Date.parse(value)
+  return Number.isNaN(time) ? undefined : new Date(time).toISOString()
+}
+
 const titleAndLinks = (html: string, base: URL) => {
   const { document } = parseHTML(html)
   const title = document.querySelector("title")?.textContent?.trim() ?? ""
+  const published = isoDate(document.querySelector('meta[property="article:published_time"]')?.getAttribute("content"))
   const links: Array<URL> = []
   for (const anchor of Array.from(document.querySelectorAll("a[href]")) as Array<{ getAttribute(name: string): string | null }>) {
     try {
@@ -122,7 +129,7 @@ const titleAndLinks = (html: string, base: URL) => {
       // not a URL
     }
   }
-  return { title, links }
+  return { title, links, published }
 }
 
 /**
@@ -150,14 +157,16 @@ export const crawlWeb = (options: WebOptions): Effect.Effect<Harvest> =>
         }
         const { format, bytes } = page.success
         let title = key
+        let date = page.success.lastModified
         if (format === "html") {
           const found = titleAndLinks(new TextDecoder().decode(bytes), page.success.url)
           title = found.title || key
+          date = found.published ?? date
           for (const link of found.links) {
             if (link.host === url.host && (link.protocol === "http:" || link.protocol === "https:")) next.push(link)
           }
         }
-        items.push({ key, title, format, bytes })
+        items.push({ key, title, format, bytes, date })
       }
       frontier = next
     }

@@ -465,6 +465,7 @@ export class Documents extends Context.Service<Documents, {
           })
           yield* sql`UPDATE documents SET title = ${item.title}, format = ${item.format},
               mime_type = ${mimeTypes[item.format]}, size_bytes = ${item.bytes.length}, content_hash = ${hash},
+              document_date = ${item.date === undefined ? null : new Date(item.date)},
               status = 'queued', stage = 'parse', job_id = ${job.id},
               error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
             WHERE id = ${existing.id}`

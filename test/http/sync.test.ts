@@ -40,11 +40,14 @@ const documentsOf = (url: string, token: string, sourceId: string) =>
 /** A small site on loopback: pages link to each other, one is missing, one is off-site. */
 const site = Effect.acquireRelease(
   Effect.promise(async () => {
-    const pages = new Map<string, { type: string; body: string | Buffer }>()
+    const pages = new Map<string, { type: string; body: string | Buffer; lastModified?: string }>()
     const server = createServer((req, res) => {
       const page = pages.get(req.url ?? "")
       if (page === undefined) return void res.writeHead(404).end("nope")
-      res.writeHead(200, { "content-type": page.type }).end(page.body)
+      res.writeHead(200, {
+        "content-type": page.type,
+        ...(page.lastModified === undefined ? {} : { "last-modified": page.lastModified })
+      }).end(page.body)
     })
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -68,6 +71,7 @@ for (const engine of engines) {
         Fs.mkdirSync(Path.join(dir, "sub"))
         Fs.writeFileSync(Path.join(dir, "a.md"), "# Alpha\n\nThe first note.")
         Fs.writeFileSync(Path.join(dir, "sub", "b.txt"), "The second note.")
+        Fs.utimesSync(Path.join(dir, "sub", "b.txt"), new Date("2023-04-05T06:07:08Z"), new Date("2023-04-05T06:07:08Z"))
         Fs.copyFileSync(Path.join(sampleFiles, "google-doc-document.pdf"), Path.join(dir, "zen.pdf"))
         Fs.writeFileSync(Path.join(dir, "image.png"), Buffer.from([137, 80, 78, 71]))
         Fs.symlinkSync("/etc/hostname", Path.join(dir, "escape.txt"))
@@ -86,6 +90,7 @@ for (const engine of engines) {
         const before = yield* documentsOf(url, token, sourceId)
         assert.deepStrictEqual([...before.keys()].sort(), ["a.md", "sub/b.txt", "zen.pdf"])
         assert.isTrue([...before.values()].every((d) => d.status === "ready"))
+        assert.strictEqual(before.get("sub/b.txt").date, "2023-04-05T06:07:08.000Z", "a file's date is its modification time")
 
         const second = yield* sync(url, token, sourceId)
         assert.deepStrictEqual([second.result.added, second.result.unchanged, second.result.updated], [0, 3, 0])
@@ -117,8 +122,13 @@ for (const engine of engines) {
           body: html("Home", `<p>Welcome to the duck pond.</p><a href="/a">A</a> <a href="b">B</a>
             <a href="/missing">gone</a> <a href="http://other.invalid/x">elsewhere</a> <a href="/a#top">A again</a>`)
         })
-        pages.set("/a", { type: "text/html", body: html("Page A", "<p>Mallards dabble for food.</p>") })
-        pages.set("/b", { type: "text/plain", body: "Plain text page about teal." })
+        pages.set("/a", {
+          type: "text/html",
+          body: html("Page A", "<p>Mallards dabble for food.</p>")
+            .replace("</head>", `<meta property="article:published_time" content="2022-03-04T05:06:07Z"></head>`),
+          lastModified: "Wed, 21 Oct 2015 07:28:00 GMT"
+        })
+        pages.set("/b", { type: "text/plain", body: "Plain text page about teal.", lastModified: "Wed, 21 Oct 2015 07:28:00 GMT" })
         const token = yield* login(url, "Web Fan")
         const created = yield* request(url, "/api/v1/sources", {
           token,
@@ -131,6 +141,9 @@ for (const engine of engines) {
         assert.deepStrictEqual(first.result.skipped, [{ key: `${base}/missing`, reason: "answered HTTP 404" }])
         const documents = yield* documentsOf(url, token, sourceId)
         assert.deepStrictEqual([...documents.keys()].sort(), ["Home", "Page A", `${base}/b`])
+        assert.strictEqual(documents.get("Page A").date, "2022-03-04T05:06:07.000Z", "a page's published time first")
+        assert.strictEqual(documents.get(`${base}/b`).date, "2015-10-21T07:28:00.000Z", "then its Last-Modified")
+        assert.isNull(documents.get("Home").date, "a page without either is undated")
         const home = yield* request(url, `/api/v1/sources/${sourceId}/documents/${documents.get("Home").id}/preview`, { token })
         assert.include(home.body.text, "Welcome to the duck pond.")
         assert.notInclude(home.body.text, "Menu")
