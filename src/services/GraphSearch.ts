@@ -241,7 +241,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
               within++
             } else if (entry.start !== null) entry.score *= outsideTimeShare
           }
-          // A time no event of these sources falls in says nothing the graph can use.
+          // A time that none of the candidate events falls in says nothing the graph can use.
           if (!cues.asks && within === 0) return { hits: [], confidence: 0 }
         } else if (!cues.asks) {
           return { hits: [], confidence: 0 }
