@@ -487,7 +487,9 @@ export class Graph extends Context.Service<Graph, {
           for (const batch of Arr.chunksOf(participantRows, 1000)) {
             yield* sql`INSERT INTO event_participants ${sql.insert(batch)}`
           }
-          yield* settle([...before, ...resolved.keys()])
+          // Counts follow active versions only, so the new version's entities are settled when it is activated;
+          // here only the entities a re-run of this version left without rows are cleaned up.
+          yield* settle(before)
         })).pipe(Effect.orDie)
       })
 
