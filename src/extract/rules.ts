@@ -121,8 +121,6 @@ const verbsOf = (view: Document, base: number): Array<Verb> => {
   return verbs
 }
 
-const referringWords = new Set(["he", "she", "him", "her"])
-
 /**
  * A line can add a mention or an event only through a capital, a digit ("3M"), an @handle, a quoted title, a
  * pronoun standing for a named person or a description standing for a named thing ("the company"). Lines with
@@ -130,7 +128,7 @@ const referringWords = new Set(["he", "she", "him", "her"])
  */
 const mayNameSomething = (segment: string) =>
   /[\p{Lu}\p{N}@"“”]/u.test(segment) ||
-  segment.toLowerCase().split(/[^\p{L}]+/u).some((word) => referringWords.has(word) || descriptionNouns.has(word))
+  segment.toLowerCase().split(/[^\p{L}]+/u).some((word) => thirdPerson.test(word) || descriptionNouns.has(word))
 
 const plainWordsOf = (segment: string) =>
   segment.split(/\s+/).flatMap((token) => {
