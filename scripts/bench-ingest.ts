@@ -13,6 +13,7 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { defaultPooling } from "../src/services/Embedder.ts"
 import { buildEncoderModel } from "./lib/encoder-model.ts"
 import { argument, call, machine, pool, waitForSource } from "./lib/instance.ts"
 import { syntheticDocument } from "./lib/synthetic.ts"
@@ -27,7 +28,7 @@ const modelDir = architecture === undefined
   : Path.join(scratchDir, "models", `${Path.basename(architecture)}-random-weights`)
 if (architecture !== undefined) buildEncoderModel(Path.resolve(architecture), modelDir)
 const dtype = architecture === undefined ? "q8" : "fp32"
-const pooling = /bge/i.test(Path.basename(modelDir)) ? "cls" : "mean"
+const pooling = defaultPooling(Path.basename(modelDir))
 const batchSize = 32
 
 const documents = Math.ceil(targetChunks / chunksPerDocument)

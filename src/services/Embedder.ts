@@ -34,6 +34,9 @@ interface Backend {
 const queryPrefixFor = (name: string) =>
   /bge-[a-z]+-en/i.test(name) ? "Represent this sentence for searching relevant passages: " : ""
 
+/** The pooling a model was trained with when ENGRAM_EMBED_POOLING does not say: CLS for BGE models, mean otherwise. */
+export const defaultPooling = (modelId: string): "cls" | "mean" => /bge/i.test(modelId) ? "cls" : "mean"
+
 /** A local ONNX sentence-embedding model through transformers.js and onnxruntime-node (inference off the JS thread). */
 const onnxBackend = (settings: EngramSettings, progress: { detail: string }): Effect.Effect<Backend, string> =>
   Effect.gen(function*() {
@@ -62,7 +65,7 @@ const onnxBackend = (settings: EngramSettings, progress: { detail: string }): Ef
         `cannot load the embedding model ${local ? "directory" : modelId}: ${(error as Error).message ?? error}`
     })
     const name = `${modelId}:${settings.embedDtype}`
-    const pooling = Option.getOrElse(settings.embedPooling, () => /bge/i.test(modelId) ? "cls" as const : "mean" as const)
+    const pooling = Option.getOrElse(settings.embedPooling, () => defaultPooling(modelId))
     const prefix = queryPrefixFor(modelId)
     const run = (texts: ReadonlyArray<string>) =>
       Effect.tryPromise({
