@@ -3,7 +3,7 @@ import { SqlClient, type Statement } from "effect/sql"
 import * as Path from "node:path"
 import { EngramConfig } from "../config.ts"
 import { folderProblem } from "../connectors/folder.ts"
-import { decodeCursor, encodeCursor, type PageRequest } from "../domain/Page.ts"
+import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import { type ConnectorKind, connectorConfigs, SourceId, SourceOut } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 
@@ -37,9 +37,12 @@ const SourceRow = Schema.Struct({
   document_count: Schema.Int,
   chunk_count: Schema.Int,
   event_count: Schema.Int,
-  busy: Schema.Boolean
+  busy: Schema.Boolean,
+  position: Schema.String
 })
 type SourceRow = typeof SourceRow.Type
+
+const sourcesCursor = PageCursor("sources", TimeKey)
 
 const toSourceOut = (row: SourceRow) =>
   new SourceOut({
@@ -174,7 +177,8 @@ export class Sources extends Context.Service<Sources, {
             (SELECT count(*) FROM events e
               JOIN documents d ON d.id = e.document_id AND e.version = d.active_version AND d.status = 'ready'
               WHERE e.source_id = s.id)::int AS event_count,
-            EXISTS (SELECT 1 FROM jobs j WHERE j.source_id = s.id AND j.status IN ('queued', 'running')) AS busy
+            EXISTS (SELECT 1 FROM jobs j WHERE j.source_id = s.id AND j.status IN ('queued', 'running')) AS busy,
+            to_char(s.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM sources s
           WHERE ${where}`
 
@@ -213,21 +217,17 @@ export class Sources extends Context.Service<Sources, {
         readonly limit: number
         readonly cursor?: string | undefined
       }) {
-        const after: PageRequest["after"] | null = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
-        if (after === null) return yield* fail({ _tag: "InvalidCursor" })
+        const after = page.cursor === undefined ? undefined : sourcesCursor.decode(page.cursor)
+        if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
         const rows = yield* select(
           after === undefined
             ? sql`s.owner_id = ${owner} ORDER BY s.created_at DESC, s.id DESC LIMIT ${page.limit + 1}`
-            : sql`s.owner_id = ${owner} AND (s.created_at, s.id) < (${after.createdAt}, ${after.id})
+            : sql`s.owner_id = ${owner} AND (s.created_at, s.id) < (${after.value.at}::timestamptz, ${after.value.id})
                 ORDER BY s.created_at DESC, s.id DESC LIMIT ${page.limit + 1}`
         ).pipe(Effect.orDie)
-        const decoded = yield* decodeRows(rows)
-        const items = decoded.slice(0, page.limit)
-        const last = items[items.length - 1]
-        return {
-          items: items.map(toSourceOut),
-          next_cursor: decoded.length > page.limit && last !== undefined ? encodeCursor(last.created_at, last.id) : null
-        }
+        const taken = takePage(yield* decodeRows(rows), page.limit, (last) =>
+          sourcesCursor.encode({ at: last.position, id: last.id }))
+        return { items: taken.rows.map(toSourceOut), next_cursor: taken.next_cursor }
       })
 
       const update = Effect.fn("Sources.update")(function*(owner: UserId, id: string, patch: {
