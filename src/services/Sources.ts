@@ -35,6 +35,11 @@ const SourceRow = Schema.Struct({
   updated_at: Schema.Date,
   last_synced_at: Schema.NullOr(Schema.Date),
   document_count: Schema.Int,
+  queued_count: Schema.Int,
+  processing_count: Schema.Int,
+  paused_count: Schema.Int,
+  ready_count: Schema.Int,
+  failed_count: Schema.Int,
   chunk_count: Schema.Int,
   event_count: Schema.Int,
   busy: Schema.Boolean,
@@ -51,8 +56,15 @@ const toSourceOut = (row: SourceRow) =>
     description: row.description,
     connector_kind: row.connector_kind,
     config: row.config,
-    status: row.busy ? "processing" : "ready",
+    status: row.busy ? "processing" : row.failed_count > 0 ? "degraded" : "ready",
     document_count: row.document_count,
+    documents: {
+      queued: row.queued_count,
+      processing: row.processing_count,
+      paused: row.paused_count,
+      ready: row.ready_count,
+      failed: row.failed_count
+    },
     chunk_count: row.chunk_count,
     event_count: row.event_count,
     created_at: row.created_at.toISOString(),
@@ -170,8 +182,7 @@ export class Sources extends Context.Service<Sources, {
 
       const select = (where: Statement.Fragment) =>
         sql`
-          SELECT s.*,
-            (SELECT count(*) FROM documents d WHERE d.source_id = s.id)::int AS document_count,
+          SELECT s.*, counts.*,
             (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
               WHERE c.source_id = s.id)::int AS chunk_count,
             (SELECT count(*) FROM events e
@@ -179,7 +190,15 @@ export class Sources extends Context.Service<Sources, {
               WHERE e.source_id = s.id)::int AS event_count,
             EXISTS (SELECT 1 FROM jobs j WHERE j.source_id = s.id AND j.status IN ('queued', 'running')) AS busy,
             to_char(s.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
-          FROM sources s
+          FROM sources s, LATERAL (
+            SELECT count(*)::int AS document_count,
+              count(*) FILTER (WHERE d.status = 'queued')::int AS queued_count,
+              count(*) FILTER (WHERE d.status = 'processing')::int AS processing_count,
+              count(*) FILTER (WHERE d.status = 'paused')::int AS paused_count,
+              count(*) FILTER (WHERE d.status = 'ready')::int AS ready_count,
+              count(*) FILTER (WHERE d.status = 'failed')::int AS failed_count
+            FROM documents d WHERE d.source_id = s.id
+          ) counts
           WHERE ${where}`
 
       const decodeRows = (rows: ReadonlyArray<unknown>) =>
