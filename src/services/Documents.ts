@@ -8,6 +8,7 @@ import { SourceId } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 import type { Block } from "../ingest/Parsed.ts"
 import { detectFormat, type Format, mimeTypes } from "../ingest/parse/index.ts"
+import { Erasure } from "./Erasure.ts"
 import { Jobs } from "./Jobs.ts"
 import { Graph } from "./Graph.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
@@ -208,6 +209,7 @@ export class Documents extends Context.Service<Documents, {
       const jobs = yield* Jobs
       const lexical = yield* LexicalIndex
       const graph = yield* Graph
+      const erasure = yield* Erasure
 
       const selectDocuments = (where: Statement.Fragment) =>
         sql`
@@ -410,6 +412,7 @@ export class Documents extends Context.Service<Documents, {
             lease_owner = NULL, lease_expires_at = NULL
             WHERE document_id = ${documentId} AND status IN ('queued', 'running', 'paused')`
           yield* graph.removeDocument(documentId)
+          yield* erasure.forgetDocuments([documentId])
           yield* sql`DELETE FROM documents WHERE id = ${documentId}`
           return Option.some({ chunks: row.chunks })
         })).pipe(Effect.orDie)
@@ -489,6 +492,7 @@ export class Documents extends Context.Service<Documents, {
           yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
             WHERE document_id IN ${sql.in(ids)} AND status IN ('queued', 'running', 'paused')`
           for (const id of ids) yield* graph.removeDocument(id)
+          yield* erasure.forgetDocuments(ids)
           yield* sql`DELETE FROM documents WHERE id IN ${sql.in(ids)}`
         })).pipe(Effect.orDie)
         return ids.length
@@ -508,5 +512,5 @@ export class Documents extends Context.Service<Documents, {
         chunks
       })
     })
-  )
+  ).pipe(Layer.provide(Erasure.layer))
 }

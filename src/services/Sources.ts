@@ -6,6 +6,7 @@ import { folderProblem } from "../connectors/folder.ts"
 import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import { type ConnectorKind, connectorConfigs, SourceId, SourceOut } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
+import { Erasure } from "./Erasure.ts"
 
 export interface Issue {
   readonly path: string
@@ -126,6 +127,7 @@ export class Sources extends Context.Service<Sources, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const settings = yield* EngramConfig
+      const erasure = yield* Erasure
       const roots = settings.folderRoots.map((root) => Path.resolve(root))
 
       const connectors: ReadonlyArray<ConnectorInfo> = [
@@ -276,6 +278,7 @@ export class Sources extends Context.Service<Sources, {
               (SELECT count(*) FROM documents WHERE source_id = ${id})::int AS documents,
               (SELECT count(*) FROM chunks WHERE source_id = ${id})::int AS chunks,
               (SELECT count(*) FROM jobs WHERE source_id = ${id})::int AS jobs`
+          yield* erasure.forgetSource(id)
           yield* sql`DELETE FROM sources WHERE id = ${id}`
           return counts!
         })).pipe(Effect.orDie)
@@ -283,5 +286,5 @@ export class Sources extends Context.Service<Sources, {
 
       return Sources.of({ connectors, create, list, get, update, remove, owned })
     })
-  )
+  ).pipe(Layer.provide(Erasure.layer))
 }
