@@ -5,7 +5,7 @@ export const PageQuery = {
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
   ).annotate({ description: "Items per page, 1 to 100 (default 20)" }),
   cursor: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200))).annotate({
-    description: "The next_cursor of the previous page"
+    description: "The next_cursor of the previous page of the same list; anything else is 400 invalid_cursor"
   })
 }
 
