@@ -1,8 +1,27 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import type { Citation } from "../domain/Agent.ts"
 
 /** What replaces an answer that drew on a deleted document: answers quote their sources, often word for word. */
 export const redactedAnswer = "[This answer was removed because a source it drew on was deleted.]"
+
+export interface StoredAnswer {
+  readonly text: string
+  readonly citations: ReadonlyArray<Citation>
+  /** A cancelled or failed run's partial answer has no citations to tell what it drew on. */
+  readonly partial: boolean
+  readonly searchedSourceIds: ReadonlyArray<string>
+}
+
+export interface Hit {
+  readonly document_id: string
+  readonly duplicates: ReadonlyArray<string>
+}
+
+export interface StoredExploration<H extends Hit> {
+  readonly sourceIds: ReadonlyArray<string>
+  readonly hits: ReadonlyArray<H>
+}
 
 /**
  * Removes the copies of a source's or a document's text and ids that live outside its own rows (those go with the
@@ -15,6 +34,19 @@ export class Erasure extends Context.Service<Erasure, {
   readonly forgetSource: (sourceId: string) => Effect.Effect<void>
   /** Before `DELETE FROM documents`, in the same transaction, after the documents' jobs are settled. */
   readonly forgetDocuments: (documentIds: ReadonlyArray<string>) => Effect.Effect<void>
+  /**
+   * In the transaction that stores an answer: locks what it cites and searched against deletion until the
+   * transaction ends (a delete waits, then finds the answer stored), and gives the answer as it may be stored —
+   * redacted as a delete would have, when what it drew on was deleted while it was being written.
+   */
+  readonly storableAnswer: (answer: StoredAnswer) => Effect.Effect<StoredAnswer>
+  /**
+   * In the transaction that saves an exploration: the same for its searched sources and hits, which keep only what
+   * still exists (no source left: nothing to save).
+   */
+  readonly storableExploration: <H extends Hit>(exploration: StoredExploration<H>) => Effect.Effect<
+    StoredExploration<H>
+  >
 }>()("engram/Erasure") {
   static readonly layer = Layer.effect(
     Erasure,
@@ -73,6 +105,28 @@ export class Erasure extends Context.Service<Erasure, {
           ), '[]'::jsonb)
           WHERE x.source_ids @> jsonb_build_array(${sourceId}::text)`
 
+      // Deletes lock the rows they remove first (FOR UPDATE), and writers of copies lock what they copy (FOR KEY
+      // SHARE), so one of the two always sees the other's work.
+      const lockDocuments = (documentIds: ReadonlyArray<string>) =>
+        sql<{ id: string }>`
+          SELECT id FROM documents WHERE id = ANY(${documentIds}::text[]) ORDER BY id FOR UPDATE`
+
+      const liveDocuments = (documentIds: ReadonlyArray<string>) =>
+        documentIds.length === 0
+          ? Effect.succeed(new Set<string>())
+          : sql<{ id: string }>`
+            SELECT id FROM documents WHERE id = ANY(${documentIds}::text[]) ORDER BY id FOR KEY SHARE`.pipe(
+            Effect.map((rows) => new Set(rows.map((row) => row.id)))
+          )
+
+      const liveSources = (sourceIds: ReadonlyArray<string>) =>
+        sourceIds.length === 0
+          ? Effect.succeed(new Set<string>())
+          : sql<{ id: string }>`
+            SELECT id FROM sources WHERE id = ANY(${sourceIds}::text[]) ORDER BY id FOR KEY SHARE`.pipe(
+            Effect.map((rows) => new Set(rows.map((row) => row.id)))
+          )
+
       const ownerOf = (sourceId: string) =>
         sql<{ owner_id: string }>`SELECT owner_id FROM sources WHERE id = ${sourceId}`.pipe(
           Effect.map((rows) => rows[0]?.owner_id)
@@ -81,8 +135,9 @@ export class Erasure extends Context.Service<Erasure, {
       const forgetSource = Effect.fn("Erasure.forgetSource")(function*(sourceId: string) {
         const owner = yield* ownerOf(sourceId)
         if (owner === undefined) return
-        const documentIds = (yield* sql<{ id: string }>`SELECT id FROM documents WHERE source_id = ${sourceId}`)
-          .map((row) => row.id)
+        yield* sql`SELECT id FROM sources WHERE id = ${sourceId} FOR UPDATE`
+        const documentIds = (yield* sql<{ id: string }>`
+          SELECT id FROM documents WHERE source_id = ${sourceId} ORDER BY id FOR UPDATE`).map((row) => row.id)
         yield* forgetAnswers(owner, documentIds, sourceId)
         yield* forgetHits(sourceId, documentIds)
         yield* sql`
@@ -95,6 +150,7 @@ export class Erasure extends Context.Service<Erasure, {
 
       const forgetDocuments = Effect.fn("Erasure.forgetDocuments")(function*(documentIds: ReadonlyArray<string>) {
         if (documentIds.length === 0) return
+        yield* lockDocuments(documentIds)
         const sources = yield* sql<{ source_id: string; owner_id: string }>`
           SELECT DISTINCT d.source_id, s.owner_id FROM documents d JOIN sources s ON s.id = d.source_id
           WHERE d.id = ANY(${documentIds}::text[])`
@@ -105,7 +161,38 @@ export class Erasure extends Context.Service<Erasure, {
         yield* sql`UPDATE jobs SET document_id = NULL WHERE document_id = ANY(${documentIds}::text[])`
       }, Effect.orDie)
 
-      return Erasure.of({ forgetSource, forgetDocuments })
+      const storableAnswer = Effect.fn("Erasure.storableAnswer")(function*(answer: StoredAnswer) {
+        const live = yield* liveDocuments([...new Set(answer.citations.map((citation) => citation.document_id))])
+        const citations = answer.citations.filter((citation) => live.has(citation.document_id))
+        const sources = yield* liveSources(answer.searchedSourceIds)
+        const searchedSourceIds = answer.searchedSourceIds.filter((id) => sources.has(id))
+        const drewOnDeleted = citations.length < answer.citations.length ||
+          (answer.partial && answer.text !== "" && searchedSourceIds.length < answer.searchedSourceIds.length)
+        return { ...answer, text: drewOnDeleted ? redactedAnswer : answer.text, citations, searchedSourceIds }
+      }, Effect.orDie)
+
+      const storableExploration = Effect.fn("Erasure.storableExploration")(
+        function*<H extends Hit>(exploration: StoredExploration<H>) {
+          const sources = yield* liveSources(exploration.sourceIds)
+          const live = yield* liveDocuments([...new Set(exploration.hits.map((hit) => hit.document_id))])
+          const duplicates = [...new Set(exploration.hits.flatMap((hit) => hit.duplicates))]
+          const liveChunks = duplicates.length === 0
+            ? new Set<string>()
+            : new Set((yield* sql<{ id: string }>`SELECT id FROM chunks WHERE id = ANY(${duplicates}::text[])`)
+              .map((row) => row.id))
+          return {
+            sourceIds: exploration.sourceIds.filter((id) => sources.has(id)),
+            hits: exploration.hits.filter((hit) => live.has(hit.document_id)).map((hit) =>
+              hit.duplicates.every((id) => liveChunks.has(id))
+                ? hit
+                : { ...hit, duplicates: hit.duplicates.filter((id) => liveChunks.has(id)) }
+            )
+          }
+        },
+        Effect.orDie
+      )
+
+      return Erasure.of({ forgetSource, forgetDocuments, storableAnswer, storableExploration })
     })
   )
 }

@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import type { SqlClient } from "effect/sql"
-import { redactedAnswer } from "../../src/services/Erasure.ts"
+import { Effect, Fiber, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { Erasure, redactedAnswer } from "../../src/services/Erasure.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
@@ -52,6 +52,9 @@ const search = (url: string, token: string, query: string, sourceIds: ReadonlyAr
       return reply.body.exploration_id as string
     }
   )
+
+/** Real time passes (it.effect's clock is a test clock). */
+const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
 
 for (const engine of engines) {
   layer(freshServer(engine))(`nothing outlives a delete (${engine})`, (it) => {
@@ -136,5 +139,56 @@ for (const engine of engines) {
         }
         assert.includeMembers(yield* tablesHolding(sql, lava), ["chunks", "documents", "explorations"], "the rest stays")
       }), { timeout: 120_000 })
+
+    // The embedded engine has one connection: an answer and a delete can never interleave there.
+    it.effect.skipIf(engine === "pglite")(
+      "an answer or exploration finished while its source is being deleted is stored without the deleted text",
+      () =>
+        Effect.gen(function*() {
+          const { sql, url } = yield* TestServer
+          const token = yield* login(url, "Racer")
+          const doomed = yield* createSource(url, token, "doomed")
+          yield* ready(url, token, doomed, "mallards", "Mallards feed in the Quoxtrel marshes at dawn.")
+          const agent = yield* request(url, "/api/v1/agents", { token, json: { name: "Quick", source_ids: [doomed] } })
+          const erasure = yield* Effect.provide(
+            Effect.service(Erasure),
+            Erasure.layer.pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)))
+          )
+          const [asking, searching] = yield* sql.withTransaction(Effect.gen(function*() {
+            // The delete has begun (the source's rows are locked) when the answer is about to be stored.
+            yield* erasure.forgetSource(doomed)
+            const asking = yield* Effect.forkChild(request(url, `/api/v1/agents/${agent.body.id}/ask`, {
+              token,
+              json: { question: "Where do mallards feed?" }
+            }))
+            const searching = yield* Effect.forkChild(request(url, "/api/v1/search", {
+              token,
+              json: { query: "mallards feed", source_ids: [doomed], save_exploration: true }
+            }))
+            for (let i = 0; i < 3000; i++) {
+              // Activity is read once per transaction unless the snapshot is cleared.
+              yield* sql`SELECT pg_stat_clear_snapshot()`
+              const [waiting] = yield* sql<{ n: number }>`
+                SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR KEY SHARE%'`
+              const done = [asking, searching].filter((fiber) => fiber.pollUnsafe() !== undefined).length
+              if (waiting!.n + done >= 2) break
+              yield* pause(10)
+            }
+            yield* sql`DELETE FROM sources WHERE id = ${doomed}`
+            return [asking, searching] as const
+          })).pipe(Effect.orDie)
+          const run = yield* Fiber.join(asking)
+          assert.strictEqual(run.status, 200, run.text)
+          assert.strictEqual(run.body.answer, redactedAnswer)
+          assert.deepStrictEqual(run.body.citations, [])
+          assert.deepStrictEqual(run.body.retrieval.searched_source_ids, [])
+          const searched = yield* Fiber.join(searching)
+          assert.strictEqual(searched.status, 200, searched.text)
+          assert.isNull(searched.body.exploration_id, "an exploration of a deleted source alone is not saved")
+          for (const needle of [doomed, "quoxtrel"]) assert.deepStrictEqual(yield* tablesHolding(sql, needle), [], needle)
+        }),
+      { timeout: 120_000 }
+    )
   })
 }
