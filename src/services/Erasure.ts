@@ -64,7 +64,8 @@ export class Erasure extends Context.Service<Erasure, {
             sql`EXISTS (SELECT 1 FROM jsonb_array_elements(${citations}) c
               WHERE c->>'document_id' = ANY(${documentIds}::text[]))`
           const keptCitations = (citations: Statement.Fragment) =>
-            sql`COALESCE((SELECT jsonb_agg(c ORDER BY n) FROM jsonb_array_elements(${citations}) WITH ORDINALITY AS e(c, n)
+            sql`COALESCE((SELECT jsonb_agg(c ORDER BY n)
+              FROM jsonb_array_elements(${citations}) WITH ORDINALITY AS e(c, n)
               WHERE NOT (c->>'document_id' = ANY(${documentIds}::text[]))), '[]'::jsonb)`
           yield* sql`
             UPDATE messages m SET content = ${redactedAnswer}, citations = ${keptCitations(sql`m.citations`)}
@@ -81,7 +82,8 @@ export class Erasure extends Context.Service<Erasure, {
             yield* sql`
               UPDATE runs r SET retrieval = jsonb_set(r.retrieval, '{searched_source_ids}',
                 (r.retrieval->'searched_source_ids') - ${sourceId}::text)
-              WHERE r.owner_id = ${owner} AND r.retrieval->'searched_source_ids' @> jsonb_build_array(${sourceId}::text)`
+              WHERE r.owner_id = ${owner}
+                AND r.retrieval->'searched_source_ids' @> jsonb_build_array(${sourceId}::text)`
           }
         })
 

@@ -260,9 +260,11 @@ const resolveEntities = (
 
 const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
 
+/** Times may be unknown (null, listed last), so the time keys are nullable. */
+const TimeOrNullKey = Schema.Struct({ at: Schema.NullOr(CursorTime), id: Schema.String })
 const entitiesByMentionsCursor = PageCursor("entities.mentions", Schema.Struct({ count: Schema.Int, id: Schema.String }))
-const entitiesByRecencyCursor = PageCursor("entities.recent", Schema.Struct({ at: Schema.NullOr(CursorTime), id: Schema.String }))
-const eventsCursor = PageCursor("events", Schema.Struct({ at: Schema.NullOr(CursorTime), id: Schema.String }))
+const entitiesByRecencyCursor = PageCursor("entities.recent", TimeOrNullKey)
+const eventsCursor = PageCursor("events", TimeOrNullKey)
 
 /**
  * The event–entity structure of each source. Extraction output is stored per (document, version) and becomes

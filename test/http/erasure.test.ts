@@ -53,6 +53,8 @@ const search = (url: string, token: string, query: string, sourceIds: ReadonlyAr
     }
   )
 
+const trace = { strategy: "multi", took_ms: 1, searched_source_ids: [], results: 2, passages: 2, notices: [] }
+
 /** Real time passes (it.effect's clock is a test clock). */
 const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
 
@@ -90,7 +92,7 @@ for (const engine of engines) {
           INSERT INTO runs (agent_id, owner_id, question, status, answer, retrieval, provider)
           VALUES (${agentId}, (SELECT owner_id FROM agents WHERE id = ${agentId}), 'Where do herons nest?', 'cancelled',
             'Herons nest in tall reeds near the Zyxquorble',
-            ${JSON.stringify({ strategy: "multi", took_ms: 1, searched_source_ids: [doomed, kept], results: 2, passages: 2, notices: [] })}::jsonb,
+            ${JSON.stringify({ ...trace, searched_source_ids: [doomed, kept] })}::jsonb,
             'extractive')
           RETURNING id`.pipe(Effect.orDie)
 

@@ -257,7 +257,8 @@ for (const engine of engines) {
         const sources = yield* cases[0]!.make(url, token, sql, [1, 2])
         const first = yield* request(url, `${sources.path}?limit=1`, { token })
         const agents = yield* cases[3]!.make(url, token, sql, [1, 2])
-        for (const cursor of [first.body.next_cursor, "garbage", "W10", Buffer.from("[\"sources\",{}]").toString("base64url")]) {
+        const empty = Buffer.from(JSON.stringify(["agents", {}])).toString("base64url")
+        for (const cursor of [first.body.next_cursor, "garbage", "W10", empty]) {
           const reply = yield* request(url, `${agents.path}?limit=1&cursor=${cursor}`, { token })
           assert.strictEqual(reply.status, 400, cursor)
           assert.strictEqual(reply.body.error.code, "invalid_cursor")
