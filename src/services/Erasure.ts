@@ -108,7 +108,8 @@ export class Erasure extends Context.Service<Erasure, {
           WHERE x.source_ids @> jsonb_build_array(${sourceId}::text)`
 
       // Deletes lock the rows they remove first (FOR UPDATE), and writers of copies lock what they copy (FOR KEY
-      // SHARE), so one of the two always sees the other's work.
+      // SHARE), so one of the two always sees the other's work. Both lock sources before documents, each by id, so
+      // they never wait for each other in a cycle.
       const lockDocuments = (documentIds: ReadonlyArray<string>) =>
         sql<{ id: string }>`
           SELECT id FROM documents WHERE id = ANY(${documentIds}::text[]) ORDER BY id FOR UPDATE`
@@ -141,12 +142,13 @@ export class Erasure extends Context.Service<Erasure, {
         const documentIds = (yield* sql<{ id: string }>`
           SELECT id FROM documents WHERE source_id = ${sourceId} ORDER BY id FOR UPDATE`).map((row) => row.id)
         yield* forgetAnswers(owner, documentIds, sourceId)
+        // An exploration of this source alone has nothing left to show.
+        yield* sql`
+          DELETE FROM explorations WHERE owner_id = ${owner} AND source_ids = jsonb_build_array(${sourceId}::text)`
         yield* forgetHits(sourceId, documentIds)
         yield* sql`
           UPDATE explorations SET source_ids = source_ids - ${sourceId}::text
           WHERE source_ids @> jsonb_build_array(${sourceId}::text)`
-        // An exploration of this source alone has nothing left to show.
-        yield* sql`DELETE FROM explorations WHERE owner_id = ${owner} AND source_ids = '[]'::jsonb`
         yield* sql`UPDATE jobs SET document_id = NULL WHERE document_id = ANY(${documentIds}::text[])`
       }, Effect.orDie)
 
@@ -164,10 +166,10 @@ export class Erasure extends Context.Service<Erasure, {
       }, Effect.orDie)
 
       const storableAnswer = Effect.fn("Erasure.storableAnswer")(function*(answer: StoredAnswer) {
-        const live = yield* liveDocuments([...new Set(answer.citations.map((citation) => citation.document_id))])
-        const citations = answer.citations.filter((citation) => live.has(citation.document_id))
         const sources = yield* liveSources(answer.searchedSourceIds)
         const searchedSourceIds = answer.searchedSourceIds.filter((id) => sources.has(id))
+        const live = yield* liveDocuments([...new Set(answer.citations.map((citation) => citation.document_id))])
+        const citations = answer.citations.filter((citation) => live.has(citation.document_id))
         const drewOnDeleted = citations.length < answer.citations.length ||
           (answer.partial && answer.text !== "" && searchedSourceIds.length < answer.searchedSourceIds.length)
         return { ...answer, text: drewOnDeleted ? redactedAnswer : answer.text, citations, searchedSourceIds }
