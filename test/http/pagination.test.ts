@@ -9,6 +9,9 @@ import { engines, freshServer, TestServer } from "../support/server.ts"
 /** A time in the millisecond 2030-01-01T00:00:00.123, `micro` microseconds into it (0–999). */
 const sameMillisecond = (micro: number) => `2030-01-01T00:00:00.123${String(micro).padStart(3, "0")}Z`
 
+/** For lists whose time may be unknown (listed last): the time, except 3 stands for none. */
+const orUnknown = (micro: number) => micro === 3 ? null : sameMillisecond(micro)
+
 interface Listed {
   /** The list's path (with its own query parameters, if any). */
   readonly path: string
@@ -142,8 +145,8 @@ const cases: ReadonlyArray<ListCase> = [
         for (const micro of times) {
           const [row] = yield* sql<{ id: string }>`
             INSERT INTO entities (source_id, name, kind, mention_count, first_seen, last_seen)
-            VALUES (${sourceId}, ${`E${ids.length}`}, 'person', 1, ${sameMillisecond(micro)}::timestamptz,
-              ${sameMillisecond(micro)}::timestamptz)
+            VALUES (${sourceId}, ${`E${ids.length}`}, 'person', 1, ${orUnknown(micro)}::timestamptz,
+              ${orUnknown(micro)}::timestamptz)
             RETURNING id`.pipe(Effect.orDie)
           yield* sql`INSERT INTO entity_mentions (entity_id, document_id, version, count)
             VALUES (${row!.id}, ${documentId}, 1, 1)`.pipe(Effect.orDie)
@@ -183,8 +186,8 @@ const cases: ReadonlyArray<ListCase> = [
             INSERT INTO events (source_id, document_id, version, ordinal, statement, kind, time_start, time_end,
               time_precision, confidence)
             VALUES (${sourceId}, ${documentId}, 1, ${ids.length}, 'Someone did something.', 'do',
-              ${sameMillisecond(micro)}::timestamptz, ${sameMillisecond(micro)}::timestamptz + interval '1 minute',
-              'minute', 0.5)
+              ${orUnknown(micro)}::timestamptz, ${orUnknown(micro)}::timestamptz + interval '1 minute',
+              ${micro === 3 ? null : "minute"}, 0.5)
             RETURNING id`.pipe(Effect.orDie)
           ids.push(row!.id)
         }
