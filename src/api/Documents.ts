@@ -120,7 +120,9 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     HttpApiEndpoint.delete("remove", "/:document_id", { params: DocumentParams, success: DeletedDocument, error: NotFound })
       .annotateMerge(OpenApi.annotations({
         summary: "Delete a document",
-        description: "Removes its original, chunks, vectors and derived rows, in any state; its job is cancelled."
+        description: "Removes its original, chunks, vectors and derived rows, in any state; its job is cancelled and " +
+          "no longer names it. Copies go too, in the same transaction: its hits leave saved explorations, and " +
+          "answers citing it are replaced by a notice with those citations removed."
       }))
   )
   .middleware(Authentication)

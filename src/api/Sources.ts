@@ -71,7 +71,10 @@ export class SourcesApi extends HttpApiGroup.make("sources")
     HttpApiEndpoint.delete("remove", "/:source_id", { params: SourceParams, success: DeletedSource, error: NotFound })
       .annotateMerge(authenticated(
         "Delete a source",
-        "Removes every document, original file, chunk, vector, job and derived row of the source, and says how many."
+        "Removes every document, original file, chunk, vector, job and derived row of the source, and says how many. " +
+          "Copies go too, in the same transaction: its hits leave saved explorations (an exploration of this source " +
+          "alone is deleted), answers citing its documents (and partial answers of cancelled or failed runs that " +
+          "searched it) are replaced by a notice with those citations removed, and run traces no longer list it."
       )),
     HttpApiEndpoint.post("sync", "/:source_id/sync", {
       params: SourceParams,

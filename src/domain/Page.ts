@@ -1,11 +1,11 @@
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
 
 export const PageQuery = {
   limit: Schema.optionalKey(
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
   ).annotate({ description: "Items per page, 1 to 100 (default 20)" }),
   cursor: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200))).annotate({
-    description: "The next_cursor of the previous page"
+    description: "The next_cursor of the previous page of the same list; anything else is 400 invalid_cursor"
   })
 }
 
@@ -15,17 +15,39 @@ export const Page = <S extends Schema.Top>(item: S) =>
     next_cursor: Schema.NullOr(Schema.String).annotate({ description: "Pass as cursor for the next page; null at the end" })
   })
 
-export interface PageRequest {
-  readonly limit: number
-  readonly after: { readonly createdAt: Date; readonly id: string } | undefined
+/** PostgreSQL's `to_char` format of a sort time as cursors carry it: UTC, with the six fractional digits stored. */
+export const cursorTimeFormat = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
+
+/**
+ * A sort time in a cursor, read from SQL with `cursorTimeFormat` and compared as `${at}::timestamptz`: the
+ * database's own microsecond value, since a millisecond (a JS Date) would lose or repeat rows within one.
+ */
+export const CursorTime = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
+  Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)))
+)
+
+/** The key of lists ordered by a time with the row's id as tie-breaker. */
+export const TimeKey = Schema.Struct({ at: CursorTime, id: Schema.String })
+
+/**
+ * The one cursor codec of every list: base64url of the JSON `[list, key]`, the key being the last item's exact sort
+ * values ending in a unique tie-breaker. A cursor of another list, or anything else, decodes to None.
+ */
+export const PageCursor = <S extends Schema.Codec<any, any, never, never>>(list: string, key: S) => {
+  const codec = Schema.fromJsonString(Schema.Tuple([Schema.Literal(list), key]))
+  const decode = Schema.decodeUnknownOption(codec)
+  const encodeKey = Schema.encodeSync(key)
+  return {
+    encode: (value: S["Type"]): string => Buffer.from(JSON.stringify([list, encodeKey(value)])).toString("base64url"),
+    decode: (cursor: string): Option.Option<S["Type"]> =>
+      Option.map(decode(Buffer.from(cursor, "base64url").toString("utf8")), ([, value]) => value)
+  }
 }
 
-/** Cursors are opaque to clients: base64url of the last item's creation time and id (newest first order). */
-export const encodeCursor = (createdAt: Date, id: string) =>
-  Buffer.from(`${createdAt.toISOString()}|${id}`).toString("base64url")
-
-export const decodeCursor = (cursor: string): PageRequest["after"] | null => {
-  const [time, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
-  const createdAt = new Date(time ?? "")
-  return id === undefined || Number.isNaN(createdAt.getTime()) ? null : { createdAt, id }
+/** The first `limit` rows (the query asked for one more) and the cursor after them, null at the end. */
+export const takePage = <R>(rows: ReadonlyArray<R>, limit: number, cursorOf: (last: R) => string) => {
+  const page = rows.slice(0, limit)
+  const last = page[page.length - 1]
+  return { rows: page, next_cursor: rows.length > limit && last !== undefined ? cursorOf(last) : null }
 }

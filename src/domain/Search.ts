@@ -87,7 +87,10 @@ export const SearchResponse = Schema.Struct({
   notices: Schema.Array(Schema.String).annotate({
     description: "What limited this search, e.g. that dense retrieval is unavailable and why"
   }),
-  exploration_id: Schema.NullOr(Schema.String),
+  exploration_id: Schema.NullOr(Schema.String).annotate({
+    description: "The saved exploration with save_exploration; null otherwise, or when every searched source was " +
+      "deleted while the search ran"
+  }),
   results: Schema.Array(SearchResult)
 }).annotate({ identifier: "SearchResponse" })
 export type SearchResponse = typeof SearchResponse.Type

@@ -54,9 +54,24 @@ export const connectorConfigs = {
   folder: FolderConfig
 } as const
 
-export const SourceStatus = Schema.Literals(["ready", "processing"]).annotate({
-  description: "processing while any of its documents or a sync is queued or running; ready otherwise"
+export const SourceStatus = Schema.Literals(["ready", "processing", "degraded"]).annotate({
+  description: "processing while any of its documents or a sync is queued or running; otherwise degraded when " +
+    "any document failed (the others are searchable; `documents.failed` counts them, list them with " +
+    "?status=failed), else ready"
 })
+export type SourceStatus = typeof SourceStatus.Type
+
+export const SourceDocumentCounts = Schema.Struct({
+  queued: Schema.Int,
+  processing: Schema.Int,
+  paused: Schema.Int,
+  ready: Schema.Int,
+  failed: Schema.Int
+}).annotate({
+  identifier: "SourceDocumentCounts",
+  description: "The source's documents by status; they add up to document_count"
+})
+export type SourceDocumentCounts = typeof SourceDocumentCounts.Type
 
 export class SourceOut extends Schema.Class<SourceOut>("SourceOut")({
   id: SourceId,
@@ -66,6 +81,7 @@ export class SourceOut extends Schema.Class<SourceOut>("SourceOut")({
   config: Schema.Record(Schema.String, Schema.Unknown),
   status: SourceStatus,
   document_count: Schema.Int,
+  documents: SourceDocumentCounts,
   chunk_count: Schema.Int.annotate({ description: "Chunks of the documents' current versions" }),
   event_count: Schema.Int,
   created_at: Schema.String,

@@ -1,4 +1,4 @@
-import { Array as Arr, Context, Data, Effect, Layer, Schema } from "effect"
+import { Array as Arr, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import {
   type AgentCreate,
@@ -17,6 +17,7 @@ import {
   MessageOut,
   MessageRole
 } from "../domain/Agent.ts"
+import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import type { UserId } from "../domain/User.ts"
 
 export type AgentsError =
@@ -56,39 +57,30 @@ export interface NewMessage {
   readonly citations: ReadonlyArray<Citation>
 }
 
-/**
- * Cursors carry the sort time as the database's microsecond text: a millisecond Date would make an
- * oldest-first page repeat its last row, and a newest-first page skip rows within that millisecond.
- */
-const positionPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
+const agentsCursor = PageCursor("agents", TimeKey)
+const conversationsCursor = PageCursor("conversations", TimeKey)
+const messagesCursor = PageCursor("messages", TimeKey)
 
-interface Position {
-  readonly at: string
-  readonly id: string
-}
-
-const encodePosition = (row: { readonly position: string; readonly id: string }) =>
-  Buffer.from(`${row.position}|${row.id}`).toString("base64url")
-
-const decodePosition = (cursor: string | undefined): Effect.Effect<Position | undefined, AgentsFailure> => {
+/** The position a cursor gives (the sort time as the database's microsecond text, and the id), or InvalidCursor. */
+const decodePosition = (
+  codec: typeof agentsCursor,
+  cursor: string | undefined
+): Effect.Effect<typeof TimeKey.Type | undefined, AgentsFailure> => {
   if (cursor === undefined) return Effect.succeed(undefined)
-  const [at, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
-  return at !== undefined && id !== undefined && positionPattern.test(at) && !Number.isNaN(Date.parse(at))
-    ? Effect.succeed({ at, id })
-    : fail({ _tag: "InvalidCursor" })
+  return Option.match(codec.decode(cursor), {
+    onNone: () => fail({ _tag: "InvalidCursor" }),
+    onSome: Effect.succeed
+  })
 }
 
 const pageOf = <R extends { readonly position: string; readonly id: string }, A>(
+  codec: typeof agentsCursor,
   rows: ReadonlyArray<R>,
   limit: number,
   toOut: (row: R) => A
 ): PageOf<A> => {
-  const items = rows.slice(0, limit)
-  const last = items[items.length - 1]
-  return {
-    items: items.map(toOut),
-    next_cursor: rows.length > limit && last !== undefined ? encodePosition(last) : null
-  }
+  const taken = takePage(rows, limit, (last) => codec.encode({ at: last.position, id: last.id }))
+  return { items: taken.rows.map(toOut), next_cursor: taken.next_cursor }
 }
 
 const AgentRow = Schema.Struct({
@@ -239,7 +231,7 @@ export class Agents extends Context.Service<Agents, {
             a.created_at, a.updated_at,
             ARRAY(SELECT b.source_id FROM agent_bindings b WHERE b.agent_id = a.id
               ORDER BY b.source_id COLLATE "C") AS source_ids,
-            to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
+            to_char(a.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM agents a
           WHERE ${where}`.pipe(
           Effect.map((rows) =>
@@ -258,14 +250,14 @@ export class Agents extends Context.Service<Agents, {
         sql`
           SELECT c.id, c.agent_id, c.title, c.created_at, c.updated_at,
             (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id)::int AS message_count,
-            to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
+            to_char(c.updated_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM conversations c
           WHERE ${where}`.pipe(Effect.flatMap(decodeRows(ConversationRow)), Effect.orDie)
 
       const selectMessages = (where: Statement.Fragment) =>
         sql`
           SELECT m.id, m.conversation_id, m.role, m.content, m.run_id, m.citations, m.created_at,
-            to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
+            to_char(m.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM messages m
           WHERE ${where}`.pipe(Effect.flatMap(decodeRows(MessageRow)), Effect.orDie)
 
@@ -331,11 +323,11 @@ export class Agents extends Context.Service<Agents, {
       })
 
       const list = Effect.fn("Agents.list")(function*(owner: UserId, page: PageInput) {
-        const after = yield* decodePosition(page.cursor)
+        const after = yield* decodePosition(agentsCursor, page.cursor)
         const rows = yield* selectAgents(sql`a.owner_id = ${owner}
           ${after === undefined ? sql`` : sql`AND (a.created_at, a.id) < (${after.at}::timestamptz, ${after.id})`}
           ORDER BY a.created_at DESC, a.id DESC LIMIT ${page.limit + 1}`)
-        return pageOf(rows, page.limit, toAgentOut)
+        return pageOf(agentsCursor, rows, page.limit, toAgentOut)
       })
 
       const update = Effect.fn("Agents.update")(function*(owner: UserId, agentId: string, patch: AgentUpdate) {
@@ -413,11 +405,11 @@ export class Agents extends Context.Service<Agents, {
       const listConversations = Effect.fn("Agents.listConversations")(
         function*(owner: UserId, agentId: string, page: PageInput) {
           yield* ownedAgent(owner, agentId)
-          const after = yield* decodePosition(page.cursor)
+          const after = yield* decodePosition(conversationsCursor, page.cursor)
           const rows = yield* selectConversations(sql`c.agent_id = ${agentId} AND c.owner_id = ${owner}
             ${after === undefined ? sql`` : sql`AND (c.updated_at, c.id) < (${after.at}::timestamptz, ${after.id})`}
             ORDER BY c.updated_at DESC, c.id DESC LIMIT ${page.limit + 1}`)
-          return pageOf(rows, page.limit, toConversationOut)
+          return pageOf(conversationsCursor, rows, page.limit, toConversationOut)
         }
       )
 
@@ -434,11 +426,11 @@ export class Agents extends Context.Service<Agents, {
       const listMessages = Effect.fn("Agents.listMessages")(
         function*(owner: UserId, agentId: string, conversationId: string, page: PageInput) {
           yield* ownedConversation(owner, agentId, conversationId)
-          const after = yield* decodePosition(page.cursor)
+          const after = yield* decodePosition(messagesCursor, page.cursor)
           const rows = yield* selectMessages(sql`m.conversation_id = ${conversationId}
             ${after === undefined ? sql`` : sql`AND (m.created_at, m.id) > (${after.at}::timestamptz, ${after.id})`}
             ORDER BY m.created_at, m.id LIMIT ${page.limit + 1}`)
-          return pageOf(rows, page.limit, toMessageOut)
+          return pageOf(messagesCursor, rows, page.limit, toMessageOut)
         }
       )
 

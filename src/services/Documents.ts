@@ -3,11 +3,12 @@ import { SqlClient, type Statement } from "effect/sql"
 import { createHash } from "node:crypto"
 import { ChunkOut } from "../domain/Chunk.ts"
 import { DocumentId, DocumentOut, type DocumentStatus, DocumentStatus as Status, type MessageItem, Stage } from "../domain/Document.ts"
-import { decodeCursor, encodeCursor } from "../domain/Page.ts"
+import { CursorTime, cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import { SourceId } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 import type { Block } from "../ingest/Parsed.ts"
 import { detectFormat, type Format, mimeTypes } from "../ingest/parse/index.ts"
+import { Erasure } from "./Erasure.ts"
 import { Jobs } from "./Jobs.ts"
 import { Graph } from "./Graph.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
@@ -43,9 +44,18 @@ const DocumentRow = Schema.Struct({
   updated_at: Schema.Date,
   ready_at: Schema.NullOr(Schema.Date),
   document_date: Schema.NullOr(Schema.Date),
-  chunk_count: Schema.Int
+  chunk_count: Schema.Int,
+  position: Schema.String
 })
 type DocumentRow = typeof DocumentRow.Type
+
+const documentsCursor = PageCursor("documents", TimeKey)
+
+/** Source chunks are in document order (oldest first), then by position in the document. */
+const chunksCursor = PageCursor(
+  "chunks",
+  Schema.Struct({ at: CursorTime, document_id: Schema.String, ordinal: Schema.Int })
+)
 
 const toDocumentOut = (row: DocumentRow, duplicate = false) =>
   new DocumentOut({
@@ -98,10 +108,12 @@ const ChunkRow = Schema.Struct({
   char_start: Schema.Int,
   char_end: Schema.Int,
   speaker: Schema.NullOr(Schema.String),
-  spoken_at: Schema.NullOr(Schema.Date)
+  spoken_at: Schema.NullOr(Schema.Date),
+  /** The document's creation time, the first sort value of source chunks. */
+  position: Schema.String
 })
 
-const toChunkOut = (row: typeof ChunkRow.Type) =>
+const toChunkOut = ({ position: _, ...row }: typeof ChunkRow.Type) =>
   new ChunkOut({ ...row, spoken_at: row.spoken_at?.toISOString() ?? null })
 
 export const decodeChunks = Schema.decodeUnknownEffect(Schema.Array(ChunkRow))
@@ -197,12 +209,14 @@ export class Documents extends Context.Service<Documents, {
       const jobs = yield* Jobs
       const lexical = yield* LexicalIndex
       const graph = yield* Graph
+      const erasure = yield* Erasure
 
       const selectDocuments = (where: Statement.Fragment) =>
         sql`
           SELECT d.*,
             (SELECT count(*) FROM chunks c WHERE c.document_id = d.id AND c.version = d.active_version)::int
-              AS chunk_count
+              AS chunk_count,
+            to_char(d.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM documents d WHERE ${where}`.pipe(
           Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(DocumentRow))),
           Effect.orDie
@@ -297,24 +311,25 @@ export class Documents extends Context.Service<Documents, {
         readonly cursor?: string | undefined
       }) {
         yield* sources.owned(owner, sourceId)
-        const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
-        if (after === null) return yield* fail({ _tag: "InvalidCursor" })
+        const after = options.cursor === undefined ? undefined : documentsCursor.decode(options.cursor)
+        if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
         const rows = yield* selectDocuments(sql`d.source_id = ${sourceId}
           ${options.status === undefined ? sql`` : sql`AND d.status = ${options.status}`}
-          ${after === undefined ? sql`` : sql`AND (d.created_at, d.id) < (${after.createdAt}, ${after.id})`}
-          ORDER BY d.created_at DESC, d.id DESC LIMIT ${options.limit + 1}`)
-        const items = rows.slice(0, options.limit)
-        const last = items[items.length - 1]
-        return {
-          items: items.map((row) => toDocumentOut(row)),
-          next_cursor: rows.length > options.limit && last !== undefined ? encodeCursor(last.created_at, last.id) : null
+          ${
+          after === undefined
+            ? sql``
+            : sql`AND (d.created_at, d.id) < (${after.value.at}::timestamptz, ${after.value.id})`
         }
+          ORDER BY d.created_at DESC, d.id DESC LIMIT ${options.limit + 1}`)
+        const taken = takePage(rows, options.limit, (last) => documentsCursor.encode({ at: last.position, id: last.id }))
+        return { items: taken.rows.map((row) => toDocumentOut(row)), next_cursor: taken.next_cursor }
       })
 
       const chunksOf = (where: Statement.Fragment) =>
         sql`
           SELECT c.id, c.document_id, c.source_id, c.ordinal, c.text, c.token_count, c.section_path,
-            c.char_start, c.char_end, c.speaker, c.spoken_at
+            c.char_start, c.char_end, c.speaker, c.spoken_at,
+            to_char(d.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
           WHERE ${where}`.pipe(Effect.flatMap(decodeChunks), Effect.orDie)
 
@@ -397,6 +412,7 @@ export class Documents extends Context.Service<Documents, {
             lease_owner = NULL, lease_expires_at = NULL
             WHERE document_id = ${documentId} AND status IN ('queued', 'running', 'paused')`
           yield* graph.removeDocument(documentId)
+          yield* erasure.forgetDocuments([documentId])
           yield* sql`DELETE FROM documents WHERE id = ${documentId}`
           return Option.some({ chunks: row.chunks })
         })).pipe(Effect.orDie)
@@ -409,29 +425,19 @@ export class Documents extends Context.Service<Documents, {
         readonly cursor?: string | undefined
       }) {
         yield* sources.owned(owner, sourceId)
-        const after = page.cursor === undefined
-          ? undefined
-          : Buffer.from(page.cursor, "base64url").toString("utf8").split("|")
-        if (after !== undefined && (after.length !== 3 || Number.isNaN(Number(after[1])))) {
-          return yield* fail({ _tag: "InvalidCursor" })
-        }
+        const after = page.cursor === undefined ? undefined : chunksCursor.decode(page.cursor)
+        if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
         const rows = yield* chunksOf(sql`c.source_id = ${sourceId}
           ${
           after === undefined
             ? sql``
-            : sql`AND (d.created_at, c.document_id, c.ordinal) > (${new Date(after[0]!)}, ${after[2]!}, ${Number(after[1])})`
+            : sql`AND (d.created_at, c.document_id, c.ordinal)
+                > (${after.value.at}::timestamptz, ${after.value.document_id}, ${after.value.ordinal})`
         }
           ORDER BY d.created_at, c.document_id, c.ordinal LIMIT ${page.limit + 1}`)
-        const items = rows.slice(0, page.limit)
-        const last = items[items.length - 1]
-        let nextCursor: string | null = null
-        if (rows.length > page.limit && last !== undefined) {
-          const [doc] = yield* sql<{ created_at: Date }>`SELECT created_at FROM documents WHERE id = ${last.document_id}`
-            .pipe(Effect.orDie)
-          nextCursor = Buffer.from(`${doc!.created_at.toISOString()}|${last.ordinal}|${last.document_id}`)
-            .toString("base64url")
-        }
-        return { items: items.map(toChunkOut), next_cursor: nextCursor }
+        const taken = takePage(rows, page.limit, (last) =>
+          chunksCursor.encode({ at: last.position, document_id: last.document_id, ordinal: last.ordinal }))
+        return { items: taken.rows.map(toChunkOut), next_cursor: taken.next_cursor }
       })
 
       const upsertItem = Effect.fn("Documents.upsertItem")(function*(
@@ -486,6 +492,7 @@ export class Documents extends Context.Service<Documents, {
           yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
             WHERE document_id IN ${sql.in(ids)} AND status IN ('queued', 'running', 'paused')`
           for (const id of ids) yield* graph.removeDocument(id)
+          yield* erasure.forgetDocuments(ids)
           yield* sql`DELETE FROM documents WHERE id IN ${sql.in(ids)}`
         })).pipe(Effect.orDie)
         return ids.length
@@ -505,5 +512,5 @@ export class Documents extends Context.Service<Documents, {
         chunks
       })
     })
-  )
+  ).pipe(Layer.provide(Erasure.layer))
 }

@@ -13,6 +13,7 @@ import type {
   GraphOut,
   ParticipantRole
 } from "../domain/Graph.ts"
+import { CursorTime, cursorTimeFormat, PageCursor, takePage } from "../domain/Page.ts"
 import type { UserId } from "../domain/User.ts"
 import { entityKinds, type ExtractedEntity, type Extraction } from "../extract/Extraction.ts"
 import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName } from "../extract/resolve.ts"
@@ -83,6 +84,8 @@ interface EntityRow {
   readonly last_seen: Date | null
   readonly created_at: Date
   readonly updated_at: Date
+  /** last_seen as a cursor carries it. */
+  readonly last_seen_position: string | null
 }
 
 interface EventRow {
@@ -99,6 +102,8 @@ interface EventRow {
   readonly place_entity_id: string | null
   readonly confidence: number
   readonly created_at: Date
+  /** time_start as a cursor carries it. */
+  readonly time_start_position: string | null
 }
 
 const iso = (date: Date | null) => date === null ? null : date.toISOString()
@@ -255,16 +260,11 @@ const resolveEntities = (
 
 const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
 
-const encodeKey = (key: ReadonlyArray<string | number | null>) => Buffer.from(JSON.stringify(key)).toString("base64url")
-
-const CursorKey = Schema.fromJsonString(
-  Schema.Tuple([Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Null]), Schema.String])
-)
-const decodeCursorKey = Schema.decodeUnknownOption(CursorKey)
-
-/** A page cursor: which order it belongs to, the last item's sort value and id. */
-const decodeKey = (cursor: string, order: string) =>
-  Option.filter(decodeCursorKey(Buffer.from(cursor, "base64url").toString("utf8")), ([tag]) => tag === order)
+/** Times may be unknown (null, listed last), so the time keys are nullable. */
+const TimeOrNullKey = Schema.Struct({ at: Schema.NullOr(CursorTime), id: Schema.String })
+const entitiesByMentionsCursor = PageCursor("entities.mentions", Schema.Struct({ count: Schema.Int, id: Schema.String }))
+const entitiesByRecencyCursor = PageCursor("entities.recent", TimeOrNullKey)
+const eventsCursor = PageCursor("events", TimeOrNullKey)
 
 /**
  * The event–entity structure of each source. Extraction output is stored per (document, version) and becomes
@@ -530,7 +530,8 @@ export class Graph extends Context.Service<Graph, {
       const selectEntities = (where: Statement.Fragment) =>
         sql<EntityRow>`
           SELECT e.id, e.source_id, e.name, e.kind, e.description, e.mention_count, e.first_seen, e.last_seen,
-            e.created_at, e.updated_at
+            e.created_at, e.updated_at,
+            to_char(e.last_seen AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS last_seen_position
           FROM entities e
           WHERE ${visibleEntity()} AND ${where}`.pipe(Effect.orDie)
 
@@ -567,7 +568,8 @@ export class Graph extends Context.Service<Graph, {
       const selectEvents = (where: Statement.Fragment) =>
         sql<EventRow>`
           SELECT ev.id, ev.source_id, ev.document_id, ev.statement, ev.kind, ev.time_start, ev.time_end,
-            ev.time_precision, ev.time_text, ev.time_relative, ev.place_entity_id, ev.confidence, ev.created_at
+            ev.time_precision, ev.time_text, ev.time_relative, ev.place_entity_id, ev.confidence, ev.created_at,
+            to_char(ev.time_start AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS time_start_position
           FROM events ev ${visibleEvent()}
           WHERE ${where}`.pipe(Effect.orDie)
 
@@ -621,26 +623,27 @@ export class Graph extends Context.Service<Graph, {
       ) {
         yield* ownedSource(owner, sourceId)
         const sort = options.sort ?? "mentions"
-        const after = options.cursor === undefined ? undefined : decodeKey(options.cursor, sort)
-        if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
-        const key = after === undefined ? undefined : after.value
         let page: Statement.Fragment
         if (sort === "mentions") {
-          if (key !== undefined && typeof key[1] !== "number") return yield* fail({ _tag: "InvalidCursor" })
+          const after = options.cursor === undefined ? undefined : entitiesByMentionsCursor.decode(options.cursor)
+          if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
+          const key = after?.value
           page = sql`${
             key === undefined
               ? sql``
-              : sql`AND (e.mention_count < ${key[1]} OR (e.mention_count = ${key[1]} AND e.id > ${key[2]}))`
+              : sql`AND (e.mention_count < ${key.count} OR (e.mention_count = ${key.count} AND e.id > ${key.id}))`
           } ORDER BY e.mention_count DESC, e.id`
         } else {
-          const seen = key === undefined || key[1] === null ? null : instant(String(key[1]))
-          if (key !== undefined && key[1] !== null && seen === null) return yield* fail({ _tag: "InvalidCursor" })
+          const after = options.cursor === undefined ? undefined : entitiesByRecencyCursor.decode(options.cursor)
+          if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
+          const key = after?.value
           page = sql`${
             key === undefined
               ? sql``
-              : seen === null
-              ? sql`AND e.last_seen IS NULL AND e.id > ${key[2]}`
-              : sql`AND (e.last_seen < ${seen} OR (e.last_seen = ${seen} AND e.id > ${key[2]}) OR e.last_seen IS NULL)`
+              : key.at === null
+              ? sql`AND e.last_seen IS NULL AND e.id > ${key.id}`
+              : sql`AND (e.last_seen < ${key.at}::timestamptz
+                  OR (e.last_seen = ${key.at}::timestamptz AND e.id > ${key.id}) OR e.last_seen IS NULL)`
           } ORDER BY e.last_seen DESC NULLS LAST, e.id`
         }
         const q = options.q?.toLowerCase()
@@ -651,14 +654,11 @@ export class Graph extends Context.Service<Graph, {
             SELECT 1 FROM entity_aliases a WHERE a.entity_id = e.id AND strpos(lower(a.alias), ${q}) > 0))`
         }
           ${page} LIMIT ${options.limit + 1}`)
-        const items = rows.slice(0, options.limit)
-        const last = items[items.length - 1]
-        return {
-          items: yield* withDetails(items),
-          next_cursor: rows.length > options.limit && last !== undefined
-            ? encodeKey([sort, sort === "mentions" ? last.mention_count : iso(last.last_seen), last.id])
-            : null
-        }
+        const taken = takePage(rows, options.limit, (last) =>
+          sort === "mentions"
+            ? entitiesByMentionsCursor.encode({ count: last.mention_count, id: last.id })
+            : entitiesByRecencyCursor.encode({ at: last.last_seen_position, id: last.id }))
+        return { items: yield* withDetails(taken.rows), next_cursor: taken.next_cursor }
       })
 
       /** A visible entity of the sources, or EntityNotFound. */
@@ -752,11 +752,9 @@ export class Graph extends Context.Service<Graph, {
           return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "query.to", message: "must be after from" }] })
         }
         if (options.entityId !== undefined) yield* findEntity([sourceId], options.entityId)
-        const after = options.cursor === undefined ? undefined : decodeKey(options.cursor, "time")
+        const after = options.cursor === undefined ? undefined : eventsCursor.decode(options.cursor)
         if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
-        const key = after === undefined ? undefined : after.value
-        const start = key === undefined || key[1] === null ? null : instant(String(key[1]))
-        if (key !== undefined && key[1] !== null && start === null) return yield* fail({ _tag: "InvalidCursor" })
+        const key = after?.value
         const rows = yield* selectEvents(sql`ev.source_id = ${sourceId}
           ${options.kind === undefined ? sql`` : sql`AND ev.kind = ${options.kind}`}
           ${from === null ? sql`` : sql`AND ev.time_end > ${from}`}
@@ -768,20 +766,15 @@ export class Graph extends Context.Service<Graph, {
           ${
           key === undefined
             ? sql``
-            : start === null
-            ? sql`AND ev.time_start IS NULL AND ev.id > ${key[2]}`
-            : sql`AND (ev.time_start > ${start} OR (ev.time_start = ${start} AND ev.id > ${key[2]})
-                OR ev.time_start IS NULL)`
+            : key.at === null
+            ? sql`AND ev.time_start IS NULL AND ev.id > ${key.id}`
+            : sql`AND (ev.time_start > ${key.at}::timestamptz
+                OR (ev.time_start = ${key.at}::timestamptz AND ev.id > ${key.id}) OR ev.time_start IS NULL)`
         }
           ORDER BY ev.time_start ASC NULLS LAST, ev.id LIMIT ${options.limit + 1}`)
-        const items = rows.slice(0, options.limit)
-        const last = items[items.length - 1]
-        return {
-          items: yield* withParticipants(items),
-          next_cursor: rows.length > options.limit && last !== undefined
-            ? encodeKey(["time", iso(last.time_start), last.id])
-            : null
-        }
+        const taken = takePage(rows, options.limit, (last) =>
+          eventsCursor.encode({ at: last.time_start_position, id: last.id }))
+        return { items: yield* withParticipants(taken.rows), next_cursor: taken.next_cursor }
       })
 
       /** The sources the graph spans: the requested ones, all owned (else SourceNotFound), or every owned one. */

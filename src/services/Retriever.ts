@@ -5,6 +5,7 @@ import type { SearchResponse, Strategy } from "../domain/Search.ts"
 import type { UserId } from "../domain/User.ts"
 import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } from "../retrieval/fusion.ts"
 import { Embedder } from "./Embedder.ts"
+import { Erasure } from "./Erasure.ts"
 import { GraphSearch } from "./GraphSearch.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
 import { Reranker } from "./Reranker.ts"
@@ -62,6 +63,7 @@ export class Retriever extends Context.Service<Retriever, {
     Retriever,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const erasure = yield* Erasure
       const settings = yield* EngramConfig
       const embedder = yield* Embedder
       const vectors = yield* VectorIndex
@@ -271,12 +273,17 @@ export class Retriever extends Context.Service<Retriever, {
         const finished = yield* Clock.currentTimeMillis
         let explorationId: string | null = null
         if (input.saveExploration) {
-          const [row] = yield* sql<{ id: string }>`
-            INSERT INTO explorations (owner_id, query, strategy, source_ids, results)
-            VALUES (${input.owner}, ${input.query}, ${input.strategy}, ${JSON.stringify(sourceIds)}::jsonb,
-              ${JSON.stringify(results)}::jsonb)
-            RETURNING id`.pipe(Effect.orDie)
-          explorationId = row!.id
+          explorationId = yield* sql.withTransaction(Effect.gen(function*() {
+            // What was deleted since it was retrieved must not come back through the saved exploration.
+            const stored = yield* erasure.storableExploration({ sourceIds, hits: results })
+            if (sourceIds.length > 0 && stored.sourceIds.length === 0) return null
+            const [row] = yield* sql<{ id: string }>`
+              INSERT INTO explorations (owner_id, query, strategy, source_ids, results)
+              VALUES (${input.owner}, ${input.query}, ${input.strategy}, ${JSON.stringify(stored.sourceIds)}::jsonb,
+                ${JSON.stringify(stored.hits)}::jsonb)
+              RETURNING id`
+            return row!.id
+          })).pipe(Effect.orDie)
         }
         return {
           query: input.query,
@@ -293,5 +300,5 @@ export class Retriever extends Context.Service<Retriever, {
 
       return Retriever.of({ search, denseStatus })
     })
-  )
+  ).pipe(Layer.provide(Erasure.layer))
 }

@@ -7,6 +7,7 @@ import type { Citation, RetrievalTrace, RunOut, RunStatus, RunUsage } from "../d
 import type { UserId } from "../domain/User.ts"
 import { buildPrompt, citedNumbers, fitPassages, type HistoryMessage, type Passage } from "../llm/prompt.ts"
 import { Agents } from "./Agents.ts"
+import { Erasure } from "./Erasure.ts"
 import { Generation, LlmClient } from "./LlmClient.ts"
 import { Retriever } from "./Retriever.ts"
 import { Settings } from "./Settings.ts"
@@ -112,6 +113,7 @@ export class Runs extends Context.Service<Runs, {
       const retriever = yield* Retriever
       const llm = yield* LlmClient
       const userSettings = yield* Settings
+      const erasure = yield* Erasure
       const live = new Map<string, Live>()
 
       // Every process keeps its live runs' heartbeats fresh; a running run whose heartbeat stopped belonged to a
@@ -207,22 +209,36 @@ export class Runs extends Context.Service<Runs, {
         let answer = ""
         let usage: RunUsage | null = null
         let passages: ReadonlyArray<Passage> = []
+        let searched: ReadonlyArray<string> = []
         let settled = false
 
         const finish = (fields: Parameters<typeof settle>[1]) =>
           Effect.gen(function*() {
             settled = true
-            const [updated] = yield* settle(runId, fields)
-            const final = toRunOut(updated ?? (yield* load(runId))!)
-            if (conversationId !== null && fields.status === "completed") {
-              yield* agents.appendMessage({
-                conversationId,
-                role: "assistant",
-                content: fields.answer,
-                runId,
-                citations: fields.citations ?? []
-              }).pipe(Effect.orDie)
-            }
+            const final = yield* sql.withTransaction(Effect.gen(function*() {
+              // A source or document deleted while this answer was written must not come back through it.
+              const stored = yield* erasure.storableAnswer({
+                text: fields.answer,
+                citations: fields.citations ?? [],
+                partial: fields.status !== "completed",
+                searchedSourceIds: searched
+              })
+              if (stored.searchedSourceIds.length < searched.length) {
+                yield* sql`UPDATE runs SET retrieval = jsonb_set(retrieval, '{searched_source_ids}',
+                  ${JSON.stringify(stored.searchedSourceIds)}::jsonb) WHERE id = ${runId}`
+              }
+              const [updated] = yield* settle(runId, { ...fields, answer: stored.text, citations: stored.citations })
+              if (conversationId !== null && fields.status === "completed") {
+                yield* agents.appendMessage({
+                  conversationId,
+                  role: "assistant",
+                  content: stored.text,
+                  runId,
+                  citations: stored.citations
+                }).pipe(Effect.orDie)
+              }
+              return toRunOut(updated ?? (yield* load(runId))!)
+            })).pipe(Effect.orDie)
             live.delete(runId)
             yield* Deferred.succeed(entry.finished, final)
             return final
@@ -252,6 +268,7 @@ export class Runs extends Context.Service<Runs, {
             passages: passages.length,
             notices: response?.notices ?? []
           }
+          searched = trace.searched_source_ids
           yield* sql`UPDATE runs SET retrieval = ${JSON.stringify(trace)}::jsonb WHERE id = ${runId}`.pipe(Effect.orDie)
           const instructions = [agent.instructions, input.extraInstructions ?? ""].filter((text) => text.trim() !== "")
             .join("\n\n")
@@ -279,7 +296,10 @@ export class Runs extends Context.Service<Runs, {
             }
           })
           return finish({ status: "completed", answer, citations, usage }).pipe(
-            Effect.map((run): ReadonlyArray<RunEvent> => [{ type: "citations", citations }, { type: "done", run }])
+            Effect.map((run): ReadonlyArray<RunEvent> => [{ type: "citations", citations: run.citations }, {
+              type: "done",
+              run
+            }])
           )
         })
 
@@ -366,5 +386,5 @@ export class Runs extends Context.Service<Runs, {
 
       return Runs.of({ start, get, cancel })
     })
-  )
+  ).pipe(Layer.provide(Erasure.layer))
 }

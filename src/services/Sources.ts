@@ -3,9 +3,10 @@ import { SqlClient, type Statement } from "effect/sql"
 import * as Path from "node:path"
 import { EngramConfig } from "../config.ts"
 import { folderProblem } from "../connectors/folder.ts"
-import { decodeCursor, encodeCursor, type PageRequest } from "../domain/Page.ts"
+import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import { type ConnectorKind, connectorConfigs, SourceId, SourceOut } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
+import { Erasure } from "./Erasure.ts"
 
 export interface Issue {
   readonly path: string
@@ -35,11 +36,19 @@ const SourceRow = Schema.Struct({
   updated_at: Schema.Date,
   last_synced_at: Schema.NullOr(Schema.Date),
   document_count: Schema.Int,
+  queued_count: Schema.Int,
+  processing_count: Schema.Int,
+  paused_count: Schema.Int,
+  ready_count: Schema.Int,
+  failed_count: Schema.Int,
   chunk_count: Schema.Int,
   event_count: Schema.Int,
-  busy: Schema.Boolean
+  busy: Schema.Boolean,
+  position: Schema.String
 })
 type SourceRow = typeof SourceRow.Type
+
+const sourcesCursor = PageCursor("sources", TimeKey)
 
 const toSourceOut = (row: SourceRow) =>
   new SourceOut({
@@ -48,8 +57,15 @@ const toSourceOut = (row: SourceRow) =>
     description: row.description,
     connector_kind: row.connector_kind,
     config: row.config,
-    status: row.busy ? "processing" : "ready",
+    status: row.busy ? "processing" : row.failed_count > 0 ? "degraded" : "ready",
     document_count: row.document_count,
+    documents: {
+      queued: row.queued_count,
+      processing: row.processing_count,
+      paused: row.paused_count,
+      ready: row.ready_count,
+      failed: row.failed_count
+    },
     chunk_count: row.chunk_count,
     event_count: row.event_count,
     created_at: row.created_at.toISOString(),
@@ -111,6 +127,7 @@ export class Sources extends Context.Service<Sources, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const settings = yield* EngramConfig
+      const erasure = yield* Erasure
       const roots = settings.folderRoots.map((root) => Path.resolve(root))
 
       const connectors: ReadonlyArray<ConnectorInfo> = [
@@ -167,15 +184,23 @@ export class Sources extends Context.Service<Sources, {
 
       const select = (where: Statement.Fragment) =>
         sql`
-          SELECT s.*,
-            (SELECT count(*) FROM documents d WHERE d.source_id = s.id)::int AS document_count,
+          SELECT s.*, counts.*,
             (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
               WHERE c.source_id = s.id)::int AS chunk_count,
             (SELECT count(*) FROM events e
               JOIN documents d ON d.id = e.document_id AND e.version = d.active_version AND d.status = 'ready'
               WHERE e.source_id = s.id)::int AS event_count,
-            EXISTS (SELECT 1 FROM jobs j WHERE j.source_id = s.id AND j.status IN ('queued', 'running')) AS busy
-          FROM sources s
+            EXISTS (SELECT 1 FROM jobs j WHERE j.source_id = s.id AND j.status IN ('queued', 'running')) AS busy,
+            to_char(s.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
+          FROM sources s, LATERAL (
+            SELECT count(*)::int AS document_count,
+              count(*) FILTER (WHERE d.status = 'queued')::int AS queued_count,
+              count(*) FILTER (WHERE d.status = 'processing')::int AS processing_count,
+              count(*) FILTER (WHERE d.status = 'paused')::int AS paused_count,
+              count(*) FILTER (WHERE d.status = 'ready')::int AS ready_count,
+              count(*) FILTER (WHERE d.status = 'failed')::int AS failed_count
+            FROM documents d WHERE d.source_id = s.id
+          ) counts
           WHERE ${where}`
 
       const decodeRows = (rows: ReadonlyArray<unknown>) =>
@@ -213,21 +238,17 @@ export class Sources extends Context.Service<Sources, {
         readonly limit: number
         readonly cursor?: string | undefined
       }) {
-        const after: PageRequest["after"] | null = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
-        if (after === null) return yield* fail({ _tag: "InvalidCursor" })
+        const after = page.cursor === undefined ? undefined : sourcesCursor.decode(page.cursor)
+        if (after !== undefined && Option.isNone(after)) return yield* fail({ _tag: "InvalidCursor" })
         const rows = yield* select(
           after === undefined
             ? sql`s.owner_id = ${owner} ORDER BY s.created_at DESC, s.id DESC LIMIT ${page.limit + 1}`
-            : sql`s.owner_id = ${owner} AND (s.created_at, s.id) < (${after.createdAt}, ${after.id})
+            : sql`s.owner_id = ${owner} AND (s.created_at, s.id) < (${after.value.at}::timestamptz, ${after.value.id})
                 ORDER BY s.created_at DESC, s.id DESC LIMIT ${page.limit + 1}`
         ).pipe(Effect.orDie)
-        const decoded = yield* decodeRows(rows)
-        const items = decoded.slice(0, page.limit)
-        const last = items[items.length - 1]
-        return {
-          items: items.map(toSourceOut),
-          next_cursor: decoded.length > page.limit && last !== undefined ? encodeCursor(last.created_at, last.id) : null
-        }
+        const taken = takePage(yield* decodeRows(rows), page.limit, (last) =>
+          sourcesCursor.encode({ at: last.position, id: last.id }))
+        return { items: taken.rows.map(toSourceOut), next_cursor: taken.next_cursor }
       })
 
       const update = Effect.fn("Sources.update")(function*(owner: UserId, id: string, patch: {
@@ -257,6 +278,7 @@ export class Sources extends Context.Service<Sources, {
               (SELECT count(*) FROM documents WHERE source_id = ${id})::int AS documents,
               (SELECT count(*) FROM chunks WHERE source_id = ${id})::int AS chunks,
               (SELECT count(*) FROM jobs WHERE source_id = ${id})::int AS jobs`
+          yield* erasure.forgetSource(id)
           yield* sql`DELETE FROM sources WHERE id = ${id}`
           return counts!
         })).pipe(Effect.orDie)
@@ -264,5 +286,5 @@ export class Sources extends Context.Service<Sources, {
 
       return Sources.of({ connectors, create, list, get, update, remove, owned })
     })
-  )
+  ).pipe(Layer.provide(Erasure.layer))
 }

@@ -5,7 +5,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 import { login, request } from "../support/http.ts"
-import { createSource } from "../support/ingest.ts"
+import { createSource, ingestText, upload, waitForDocument } from "../support/ingest.ts"
 
 const allowedRoot = Fs.mkdtempSync(Path.join(Os.tmpdir(), "engram-folder-root-"))
 
@@ -133,6 +133,30 @@ for (const engine of engines) {
         const listed = yield* request(url, "/api/v1/sources", { token: other })
         assert.notInclude(listed.body.items.map((s: { id: string }) => s.id), id)
         assert.strictEqual((yield* request(url, `/api/v1/sources/${id}`, { token: owner })).status, 200)
+      }))
+
+    it.effect("a source whose documents failed says so: status degraded and counts by document status", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Fay")
+        const sourceId = yield* createSource(url, token, "mixed")
+        const good = yield* ingestText(url, token, sourceId, "good", "The harbour opened in spring.")
+        const bad = yield* upload(url, token, sourceId, ["libreoffice-writer-password.pdf"])
+        assert.strictEqual(bad.status, 202, bad.text)
+        assert.strictEqual((yield* waitForDocument(url, token, sourceId, good.body.id)).status, "ready")
+        const failed = yield* waitForDocument(url, token, sourceId, bad.body.documents[0].id)
+        assert.strictEqual(failed.status, "failed")
+        const source = yield* request(url, `/api/v1/sources/${sourceId}`, { token })
+        assert.strictEqual(source.body.status, "degraded")
+        assert.strictEqual(source.body.document_count, 2)
+        assert.deepStrictEqual(source.body.documents, { queued: 0, processing: 0, paused: 0, ready: 1, failed: 1 })
+        const listed = yield* request(url, "/api/v1/sources", { token })
+        assert.deepStrictEqual(listed.body.items[0], source.body)
+        const removed = yield* request(url, `/api/v1/sources/${sourceId}/documents/${failed.id}`, { method: "DELETE", token })
+        assert.strictEqual(removed.status, 200)
+        const after = yield* request(url, `/api/v1/sources/${sourceId}`, { token })
+        assert.strictEqual(after.body.status, "ready")
+        assert.deepStrictEqual(after.body.documents, { queued: 0, processing: 0, paused: 0, ready: 1, failed: 0 })
       }))
   })
 }
