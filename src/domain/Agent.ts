@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { Strategy } from "./Search.ts"
-import { characters, IdText, Text, TrimmedText } from "./Text.ts"
+import { characters, IdText, Text, trimmedTextOf } from "./Text.ts"
 
 export const AgentId = Schema.String.pipe(Schema.brand("AgentId"))
 export type AgentId = typeof AgentId.Type
@@ -10,7 +10,7 @@ export type ConversationId = typeof ConversationId.Type
 
 const Id = IdText
 
-export const AgentName = TrimmedText.check(characters(1, 200))
+export const AgentName = trimmedTextOf(1, 200)
 
 export const AgentDescription = Text.check(characters(0, 2000))
 
@@ -128,7 +128,7 @@ export const Bindings = Schema.Struct({
 }).annotate({ identifier: "AgentBindings" })
 export type Bindings = typeof Bindings.Type
 
-export const ConversationTitle = TrimmedText.check(characters(1, 200))
+export const ConversationTitle = trimmedTextOf(1, 200)
 
 export const ConversationCreate = Schema.Struct({
   title: Schema.optionalKey(Schema.NullOr(ConversationTitle)).annotate({

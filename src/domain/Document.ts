@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { SourceId } from "./Source.ts"
-import { characters, Text, TrimmedText } from "./Text.ts"
+import { characters, Text, trimmedTextOf } from "./Text.ts"
 
 export const DocumentId = Schema.String.pipe(Schema.brand("DocumentId"))
 export type DocumentId = typeof DocumentId.Type
@@ -69,7 +69,7 @@ export const MessageItem = Schema.Struct({
 export type MessageItem = typeof MessageItem.Type
 
 export const IngestRequest = Schema.Struct({
-  title: TrimmedText.check(characters(1, 500)),
+  title: trimmedTextOf(1, 500),
   text: Schema.optionalKey(Text.check(Schema.isMinCodePoints(1, { message: "must not be empty" }))),
   messages: Schema.optionalKey(Schema.Array(MessageItem).check(Schema.isBetweenLength(1, 10_000))),
   date: Schema.optionalKey(IsoDateTime).annotate({

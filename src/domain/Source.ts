@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { characters, isStorableJson, Text, TrimmedText } from "./Text.ts"
+import { characters, isStorableJson, Text, trimmedTextOf } from "./Text.ts"
 
 export const SourceId = Schema.String.pipe(Schema.brand("SourceId"))
 export type SourceId = typeof SourceId.Type
@@ -74,7 +74,7 @@ export class SourceOut extends Schema.Class<SourceOut>("SourceOut")({
   last_synced_at: Schema.NullOr(Schema.String)
 }) {}
 
-export const SourceName = TrimmedText.check(characters(1, 200))
+export const SourceName = trimmedTextOf(1, 200)
 
 export const SourceDescription = Text.check(characters(0, 2000))
 

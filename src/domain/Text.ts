@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 
 const unpairedSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
@@ -22,9 +22,6 @@ export const isStorableText = Schema.makeFilter<string>((s) => textProblem(s) ??
 /** Any string the API accepts. */
 export const Text = Schema.String.check(isStorableText)
 
-/** A string trimmed of surrounding whitespace. */
-export const TrimmedText = Schema.Trim.check(isStorableText)
-
 /** Lengths count characters (Unicode code points), as JSON Schema's minLength and maxLength do. */
 export const characters = (minimum: number, maximum: number) =>
   Schema.isBetweenCodePoints(minimum, maximum, {
@@ -36,8 +33,15 @@ export const characters = (minimum: number, maximum: number) =>
 /** A string of `minimum` to `maximum` characters. */
 export const textOf = (minimum: number, maximum: number) => Text.check(characters(minimum, maximum))
 
-/** A string of `minimum` to `maximum` characters after trimming. */
-export const trimmedTextOf = (minimum: number, maximum: number) => TrimmedText.check(characters(minimum, maximum))
+/**
+ * A string of `minimum` to `maximum` characters as sent (so OpenAPI can publish the bound), trimmed of surrounding
+ * whitespace, and not empty after trimming when `minimum` is positive.
+ */
+export const trimmedTextOf = (minimum: number, maximum: number) =>
+  textOf(minimum, maximum).pipe(Schema.decodeTo(
+    Schema.Trimmed.check(Schema.isMinCodePoints(minimum, { message: "must not be empty" })),
+    SchemaTransformation.trim()
+  ))
 
 /** An id in a path, query or body: opaque to clients, so only its length and storability are checked. */
 export const IdText = textOf(1, 100)

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { characters, TrimmedText } from "./Text.ts"
+import { trimmedTextOf } from "./Text.ts"
 
 export const UserId = Schema.String.pipe(Schema.brand("UserId"))
 export type UserId = typeof UserId.Type
@@ -8,8 +8,7 @@ export type UserId = typeof UserId.Type
 export const AuthKind = Schema.Literals(["local", "password"])
 export type AuthKind = typeof AuthKind.Type
 
-export const UserName = TrimmedText.check(
-  characters(1, 64),
+export const UserName = trimmedTextOf(1, 64).check(
   Schema.isPattern(/^[^\p{Cc}]*$/u, { message: "must not contain control characters" })
 ).annotate({ description: "1 to 64 characters after trimming, no control characters; unique regardless of case" })
 
