@@ -63,6 +63,14 @@ const unstorableIn = (value: unknown, path: ReadonlyArray<PropertyKey>): Array<S
   return []
 }
 
+/** The first string or field name in a JSON value that cannot be stored as text, with why. */
+export const unstorableJson = (value: unknown): string | undefined => {
+  const [first] = unstorableIn(value, [])
+  return first === undefined || typeof first !== "object" || !("path" in first)
+    ? undefined
+    : `${first.path.map((key) => typeof key === "number" ? `[${key}]` : `.${String(key)}`).join("") || "the value"} ${first.issue}`
+}
+
 /** For free-form JSON (a connector's config): every string and field name inside must be storable text. */
 export const isStorableJson = Schema.makeFilter<unknown>((value) => {
   const issues = unstorableIn(value, [])

@@ -2,6 +2,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 import { login, request } from "../support/http.ts"
+import { upload, waitForDocument } from "../support/ingest.ts"
 
 /** The two kinds of string no field may hold: NUL, and a UTF-16 surrogate without its pair. */
 const unstorable = [{ kind: "NUL", value: "a\u0000b" }, { kind: "lone surrogate", value: "a\ud800b" }] as const
@@ -220,6 +221,35 @@ for (const engine of engines) {
           assert.strictEqual(stop.status, 400, stop.text)
           assert.strictEqual(stop.body.error.param, "stop")
         }
+      }))
+
+    it.effect("uploads: text formats with NUL bytes and JSON with \\u0000 or a lone surrogate escape are 415 up front", () =>
+      Effect.gen(function*() {
+        const { url, token, fixture } = yield* setUp
+        const before = yield* rowCounts
+        const encode = (text: string) => new TextEncoder().encode(text)
+        const files = [
+          { name: "notes.txt", bytes: encode("plain \u0000 text") },
+          { name: "notes.md", bytes: encode("# Title\n\nbody\u0000") },
+          { name: "data.json", bytes: encode("{\"a\": \"x\\u0000y\"}") },
+          { name: "data.json", bytes: encode("[\"x\\ud800y\"]") },
+          { name: "date.txt", bytes: encode("fine") }
+        ]
+        for (const [index, file] of files.entries()) {
+          const reply = index < 4
+            ? yield* upload(url, token, fixture.sourceId, [file])
+            : yield* upload(url, token, fixture.sourceId, [file], { date: "2024-01-01\u0000" })
+          assert.strictEqual(reply.status, index < 4 ? 415 : 422, `${file.name}: ${reply.text}`)
+          if (index < 4) assert.match(reply.body.error.message, new RegExp(file.name.replace(".", "\\.")))
+        }
+        assert.deepStrictEqual(yield* rowCounts, before)
+        const escaped = yield* upload(url, token, fixture.sourceId, [{
+          name: "ok.json",
+          bytes: encode("{\"path\": \"C:\\\\u0000dir\"}")
+        }])
+        assert.strictEqual(escaped.status, 202, escaped.text)
+        const document = yield* waitForDocument(url, token, fixture.sourceId, escaped.body.documents?.[0]?.id ?? escaped.body[0]?.id)
+        assert.strictEqual(document.status, "ready", JSON.stringify(document))
       }))
 
     it.effect("%00 in a path or query parameter is 422 naming the parameter", () =>
