@@ -46,21 +46,23 @@ export const trimmedTextOf = (minimum: number, maximum: number) =>
 /** An id in a path, query or body: opaque to clients, so only its length and storability are checked. */
 export const IdText = textOf(1, 100)
 
+/** Free-form JSON nests at most this deep: deeper values are refused before a recursive walk or jsonb meets them. */
+export const maxJsonDepth = 32
+
 const unstorableIn = (value: unknown, path: ReadonlyArray<PropertyKey>): Array<Schema.FilterIssue> => {
   if (typeof value === "string") {
     const problem = textProblem(value)
     return problem === undefined ? [] : [{ path, issue: problem }]
   }
+  if (typeof value !== "object" || value === null) return []
+  if (path.length >= maxJsonDepth) return [{ path, issue: `must not nest more than ${maxJsonDepth} levels deep` }]
   if (Array.isArray(value)) return value.flatMap((item, index) => unstorableIn(item, [...path, index]))
-  if (typeof value === "object" && value !== null) {
-    return Object.entries(value).flatMap(([key, item]) => {
-      const problem = textProblem(key)
-      return problem === undefined
-        ? unstorableIn(item, [...path, key])
-        : [{ path: [...path, key], issue: `the field name ${problem}` }]
-    })
-  }
-  return []
+  return Object.entries(value).flatMap(([key, item]) => {
+    const problem = textProblem(key)
+    return problem === undefined
+      ? unstorableIn(item, [...path, key])
+      : [{ path: [...path, key], issue: `the field name ${problem}` }]
+  })
 }
 
 /** The first string or field name in a JSON value that cannot be stored as text, with why. */
@@ -71,7 +73,7 @@ export const unstorableJson = (value: unknown): string | undefined => {
     : `${first.path.map((key) => typeof key === "number" ? `[${key}]` : `.${String(key)}`).join("") || "the value"} ${first.issue}`
 }
 
-/** For free-form JSON (a connector's config): every string and field name inside must be storable text. */
+/** For free-form JSON (a connector's config): every string and field name inside is storable text, nesting is bounded. */
 export const isStorableJson = Schema.makeFilter<unknown>((value) => {
   const issues = unstorableIn(value, [])
   return issues.length === 0 ? true : issues

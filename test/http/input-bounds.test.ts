@@ -92,6 +92,24 @@ layer(freshServer("pglite"))("input bounds and the published contract", (it) => 
       assert.strictEqual(known.status, 200, known.text)
     }))
 
+  it.effect("free-form JSON (a source's config) nested 10,000 deep is 422, not a stack overflow", () =>
+    Effect.gen(function*() {
+      const { url } = yield* TestServer
+      const token = yield* login(url, "bounds")
+      const depth = 10_000
+      for (const [kind, nested] of [["web", "[".repeat(depth) + "]".repeat(depth)], ["file_upload", "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)]]) {
+        const reply = yield* request(url, "/api/v1/sources", {
+          token,
+          body: `{"name":"deep","connector_kind":"${kind}","config":{"urls":${nested}}}`,
+          headers: { "content-type": "application/json" }
+        })
+        assert.strictEqual(reply.status, 422, `${kind}: ${reply.text.slice(0, 300)}`)
+        assert.match(reply.body.error.issues[0].message, /nest more than 32 levels/)
+      }
+      const sources = yield* request(url, "/api/v1/sources", { token })
+      assert.isFalse(sources.body.items.some((source: { name: string }) => source.name === "deep"))
+    }))
+
   it.effect("an upload sent without a multipart body is told to send multipart/form-data with the part name", () =>
     Effect.gen(function*() {
       const { url } = yield* TestServer
