@@ -31,7 +31,10 @@ export interface Finding {
 
 export interface EndpointFigures {
   sent: number
+  /** 5xx answers other than the deliberate 503s below. */
   serverErrors: number
+  /** 503 with a documented code: a capability this instance does not have (a reranker), not a fault. */
+  unavailable: number
   leaks: number
   /** Responses by status code. */
   readonly statuses: Record<number, number>
@@ -42,6 +45,7 @@ export interface FuzzReport {
   readonly seed: number
   readonly sent: number
   readonly serverErrors: number
+  readonly unavailable: number
   readonly leaks: number
   readonly seconds: number
   readonly endpoints: Record<string, EndpointFigures>
@@ -57,6 +61,12 @@ export const internalDetail: ReadonlyArray<readonly [name: string, pattern: RegE
   ["path", /\.(ts|js|mjs|cjs):\d+/],
   ["node", /\b(Type|Range|Syntax|Reference|URI|Eval|Assertion)?Error: |\bE(CONNREFUSED|ADDRINUSE|ACCES|NOENT|PIPE)\b|\[object Object\]|undefined is not|Cannot read propert/]
 ]
+
+/** The 503 codes the API documents for a capability the instance lacks (decisions: rerank, dense retrieval). */
+export const deliberateUnavailable = ["rerank_unavailable", "dense_unavailable", "no_embedding_model", "not_ready"]
+
+const isDeliberateUnavailable = (status: number, text: string) =>
+  status === 503 && deliberateUnavailable.some((code) => text.includes(`"code":"${code}"`))
 
 export const leakIn = (text: string): string | undefined => internalDetail.find(([, pattern]) => pattern.test(text))?.[0]
 
@@ -300,7 +310,14 @@ const attemptsFor = (document: JsonSchema, operation: Operation, ids: Readonly<R
     generators.push(mutateLeaf(() => pick(badStrings)))
     generators.push(mutateLeaf(() => pick(badStrings)))
     generators.push(mutateLeaf(() => pick(badValues)))
-    generators.push(mutateLeaf(() => JSON.parse(deepNesting(pick([100, 1000, 3000]), "[", "]"))))
+    generators.push(() => {
+      const valid = sample(document, operation.body, next)
+      const placeholder = "\u2063deep\u2063"
+      const depth = pick([100, 10_000, 100_000])
+      const nested = pick(["[".repeat(depth) + "]".repeat(depth), "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)])
+      const body = JSON.stringify(setAt(valid, pick(leaves(valid)), placeholder)).replace(JSON.stringify(placeholder), nested)
+      return { method: operation.method, url: basePath, body, contentType: "application/json" }
+    })
     generators.push(mutateLeaf(() => Array.from({ length: pick([1000, 20_000]) }, () => pick(badStrings.slice(0, 5)))))
     generators.push(() => {
       const valid = sample(document, operation.body, next)
@@ -356,7 +373,7 @@ export const runFuzz = async (options: FuzzOptions): Promise<FuzzReport> => {
     generate: attemptsFor(document, operation, options.fixtures.ids, next)
   }))
   const endpoints: Record<string, EndpointFigures> = Object.fromEntries(
-    operations.map((operation) => [operation.key, { sent: 0, serverErrors: 0, leaks: 0, statuses: {}, findings: [] }])
+    operations.map((operation) => [operation.key, { sent: 0, serverErrors: 0, unavailable: 0, leaks: 0, statuses: {}, findings: [] }])
   )
   const perEndpoint = options.perEndpoint ?? 10
   let sent = 0
@@ -374,19 +391,23 @@ export const runFuzz = async (options: FuzzOptions): Promise<FuzzReport> => {
         figures.sent++
         figures.statuses[reply.status] = (figures.statuses[reply.status] ?? 0) + 1
         const leak = leakIn(reply.text)
-        if (reply.status >= 500) figures.serverErrors++
+        const unavailable = isDeliberateUnavailable(reply.status, reply.text)
+        const fault = reply.status >= 500 && !unavailable
+        if (unavailable) figures.unavailable++
+        if (fault) figures.serverErrors++
         if (leak !== undefined) figures.leaks++
-        if ((reply.status >= 500 || leak !== undefined) && figures.findings.length < 5) {
+        if ((fault || leak !== undefined) && figures.findings.length < 5) {
           figures.findings.push({ request: describe(attempt), status: reply.status, body: reply.text.slice(0, 300) })
         }
       }
     }
   }
-  const total = (field: "serverErrors" | "leaks") => Object.values(endpoints).reduce((n, e) => n + e[field], 0)
+  const total = (field: "serverErrors" | "unavailable" | "leaks") => Object.values(endpoints).reduce((n, e) => n + e[field], 0)
   return {
     seed: options.seed,
     sent,
     serverErrors: total("serverErrors"),
+    unavailable: total("unavailable"),
     leaks: total("leaks"),
     seconds: (performance.now() - started) / 1000,
     endpoints
@@ -438,7 +459,8 @@ export const formatReport = (report: FuzzReport) => {
   )
   return [
     `seed ${report.seed}: ${report.sent} requests in ${report.seconds.toFixed(1)} s, ` +
-    `${report.serverErrors} responses 5xx, ${report.leaks} responses with internal details`,
+    `${report.serverErrors} responses 5xx, ${report.leaks} responses with internal details ` +
+    `(and ${report.unavailable} deliberate 503 ${deliberateUnavailable.join("/")}, not counted as 5xx)`,
     `  sent   5xx leaks  ${"endpoint".padEnd(78)} responses by status`,
     ...rows,
     ...(findings.length === 0 ? [] : ["findings:", ...findings])
