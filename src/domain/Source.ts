@@ -19,7 +19,10 @@ const HttpUrl = Text.check(
   }, { message: "must be an http:// or https:// URL" })
 )
 
-export const FileUploadConfig = Schema.Record(Schema.String, Schema.Never).annotate({
+export const FileUploadConfig = Schema.Record(
+  Schema.String,
+  Schema.Never.annotate({ message: "file_upload sources take no settings: send config {}" })
+).annotate({
   identifier: "FileUploadConfig",
   description: "No settings: documents arrive by upload or text ingestion."
 })
