@@ -378,29 +378,44 @@ export const runFuzz = async (options: FuzzOptions): Promise<FuzzReport> => {
   const perEndpoint = options.perEndpoint ?? 10
   let sent = 0
   const outOfBudget = () => sent >= options.maxRequests || performance.now() - started > options.maxSeconds * 1000
+  const record = async (key: string, attempt: Attempt) => {
+    const figures = endpoints[key] ??= { sent: 0, serverErrors: 0, unavailable: 0, leaks: 0, statuses: {}, findings: [] }
+    const reply = await send(options.baseUrl, options.fixtures.token, attempt).catch((error: unknown) => ({
+      status: 599,
+      text: `no response: ${String(error)}`
+    }))
+    sent++
+    figures.sent++
+    figures.statuses[reply.status] = (figures.statuses[reply.status] ?? 0) + 1
+    const leak = leakIn(reply.text)
+    const unavailable = isDeliberateUnavailable(reply.status, reply.text)
+    const fault = reply.status >= 500 && !unavailable
+    if (unavailable) figures.unavailable++
+    if (fault) figures.serverErrors++
+    if (leak !== undefined) figures.leaks++
+    if ((fault || leak !== undefined) && figures.findings.length < 5) {
+      figures.findings.push({ request: describe(attempt), status: reply.status, body: reply.text.slice(0, 300) })
+    }
+    return reply
+  }
   while (!outOfBudget()) {
     for (const { operation, generate } of generators) {
-      for (let i = 0; i < perEndpoint && !outOfBudget(); i++) {
-        const attempt = generate()
-        const figures = endpoints[operation.key]!
-        const reply = await send(options.baseUrl, options.fixtures.token, attempt).catch((error: unknown) => ({
-          status: 599,
-          text: `no response: ${String(error)}`
-        }))
-        sent++
-        figures.sent++
-        figures.statuses[reply.status] = (figures.statuses[reply.status] ?? 0) + 1
-        const leak = leakIn(reply.text)
-        const unavailable = isDeliberateUnavailable(reply.status, reply.text)
-        const fault = reply.status >= 500 && !unavailable
-        if (unavailable) figures.unavailable++
-        if (fault) figures.serverErrors++
-        if (leak !== undefined) figures.leaks++
-        if ((fault || leak !== undefined) && figures.findings.length < 5) {
-          figures.findings.push({ request: describe(attempt), status: reply.status, body: reply.text.slice(0, 300) })
-        }
-      }
+      for (let i = 0; i < perEndpoint && !outOfBudget(); i++) await record(operation.key, generate())
     }
+  }
+  // What the fuzz left behind (documents it ingested, jobs it queued) is read back: stored error messages must not
+  // carry internal detail either.
+  const sources = await record("sweep GET /api/v1/sources", { method: "GET", url: "/api/v1/sources?limit=100" })
+  const sourceIds: Array<string> = sources.status === 200 ? JSON.parse(sources.text).items.map((s: { id: string }) => s.id) : []
+  for (const sourceId of sourceIds) {
+    const documents = await record("sweep GET /api/v1/sources/{source_id}/documents", {
+      method: "GET",
+      url: `/api/v1/sources/${sourceId}/documents?limit=100`
+    })
+    const jobIds: Array<string> = documents.status === 200
+      ? JSON.parse(documents.text).items.flatMap((d: { job_id: string | null }) => d.job_id === null ? [] : [d.job_id])
+      : []
+    for (const jobId of jobIds) await record("sweep GET /api/v1/jobs/{job_id}", { method: "GET", url: `/api/v1/jobs/${jobId}` })
   }
   const total = (field: "serverErrors" | "unavailable" | "leaks") => Object.values(endpoints).reduce((n, e) => n + e[field], 0)
   return {
