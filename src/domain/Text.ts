@@ -43,6 +43,18 @@ export const trimmedTextOf = (minimum: number, maximum: number) =>
     SchemaTransformation.trim()
   ))
 
+/** The first `maximum` characters (code points) of `s`: a cut never splits a surrogate pair into unstorable halves. */
+export const truncateCharacters = (s: string, maximum: number): string => {
+  let units = 0
+  let count = 0
+  for (const character of s) {
+    if (count === maximum) return s.slice(0, units)
+    units += character.length
+    count++
+  }
+  return s
+}
+
 /** An id in a path, query or body: opaque to clients, so only its length and storability are checked. */
 export const IdText = textOf(1, 100)
 

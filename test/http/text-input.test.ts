@@ -132,6 +132,9 @@ const urlCases: ReadonlyArray<{ readonly path: (f: Fixture, bad: string) => stri
 ]
 
 
+/** A JSON text's escapes of unpaired surrogates (JSON.stringify writes them as \\udxxx). */
+const textProblemIn = (json: string) => /\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i.exec(json)?.[0]
+
 const tables = ["users", "sources", "documents", "agents", "conversations", "messages", "runs", "jobs"]
 
 for (const engine of engines) {
@@ -250,6 +253,37 @@ for (const engine of engines) {
         assert.strictEqual(escaped.status, 202, escaped.text)
         const document = yield* waitForDocument(url, token, fixture.sourceId, escaped.body.documents?.[0]?.id ?? escaped.body[0]?.id)
         assert.strictEqual(document.status, "ready", JSON.stringify(document))
+      }))
+
+    it.effect("text cut to a length never splits an emoji: a citation quote and a preview stay well-formed", () =>
+      Effect.gen(function*() {
+        const { url, token } = yield* setUp
+        const source = yield* request(url, "/api/v1/sources", {
+          token,
+          json: { name: "emoji", connector_kind: "file_upload", config: {} }
+        })
+        const opening = "Mallards feed at the water surface in shallow ponds"
+        const head = `${opening}${" a".repeat(224)}`
+        const text = `${head}${"\u{1F986} duck ".repeat(40)}. Ducks nest near water.`
+        assert.strictEqual(text.charCodeAt(499), 0xd83e, "the quote's 500th code unit is a high surrogate")
+        const accepted = yield* request(url, `/api/v1/sources/${source.body.id}/documents/ingest`, {
+          token,
+          json: { title: "ducks", text }
+        })
+        const document = yield* waitForDocument(url, token, source.body.id, accepted.body.id)
+        assert.strictEqual(document.status, "ready", JSON.stringify(document))
+        const preview = yield* request(url, `/api/v1/sources/${source.body.id}/documents/${document.id}/preview`, { token })
+        assert.strictEqual(preview.status, 200, preview.text)
+        assert.isUndefined(textProblemIn(preview.text), "preview")
+        const agent = yield* request(url, "/api/v1/agents", { token, json: { name: "ducks", source_ids: [source.body.id] } })
+        const reply = yield* request(url, `/api/v1/agents/${agent.body.id}/ask`, {
+          token,
+          json: { question: "Where do mallards feed?" }
+        })
+        assert.strictEqual(reply.status, 200, reply.text)
+        assert.strictEqual(reply.body.status, "completed", reply.text)
+        assert.isAtLeast(reply.body.citations.length, 1, reply.text)
+        assert.isUndefined(textProblemIn(reply.text), "answer")
       }))
 
     it.effect("%00 in a path or query parameter is 422 naming the parameter", () =>
