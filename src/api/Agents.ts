@@ -1,4 +1,3 @@
-import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import {
   AgentCreate,
@@ -9,13 +8,14 @@ import {
   ConversationOut,
   MessageOut
 } from "../domain/Agent.ts"
+import { IdText } from "../domain/Text.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
-export const AgentParams = { agent_id: Schema.String.check(Schema.isMaxLength(100)) }
+export const AgentParams = { agent_id: IdText }
 
-export const ConversationParams = { ...AgentParams, conversation_id: Schema.String.check(Schema.isMaxLength(100)) }
+export const ConversationParams = { ...AgentParams, conversation_id: IdText }
 
 const described = (summary: string, description?: string) =>
   OpenApi.annotations(description === undefined ? { summary } : { summary, description })

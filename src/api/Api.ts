@@ -26,7 +26,7 @@ export class Api extends HttpApi.make("engram")
   .prefix("/api/v1")
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
-  .annotate(HttpApi.QueryParseOptions, { errors: "all" })
+  .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotateMerge(OpenApi.annotations({
     title: "Engram API",
     version: engramVersion,

@@ -1,22 +1,20 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { characters, Text } from "../domain/Text.ts"
 import { User, UserName } from "../domain/User.ts"
 import { Conflict, Forbidden, Unauthorized } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
-const Password = Schema.String.check(
-  Schema.isMinLength(8, { message: "must be at least 8 characters" }),
-  Schema.isMaxLength(1024, { message: "must be at most 1024 characters" })
-)
+const Password = Text.check(characters(8, 1024))
 
-const Email = Schema.String.check(
-  Schema.isMaxLength(254),
+const Email = Text.check(
+  characters(1, 254),
   Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "must be an e-mail address" })
 )
 
 export const LoginRequest = Schema.Struct({
   name: UserName,
-  password: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(1024))).annotate({
+  password: Schema.optionalKey(Text.check(characters(0, 1024))).annotate({
     description: "Required for users who registered with a password; not used for local identities"
   })
 }).annotate({ identifier: "LoginRequest" })

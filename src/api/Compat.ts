@@ -1,10 +1,11 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ChatCompletion, ChatCompletionRequest, ModelList } from "../domain/ChatCompletion.ts"
+import { IdText } from "../domain/Text.ts"
 import { BadGateway, BadRequest, NotFound } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
-const AgentParams = Schema.Struct({ agent_id: Schema.String })
+const AgentParams = Schema.Struct({ agent_id: IdText })
 
 /**
  * OpenAI Chat Completions over an agent: point an OpenAI SDK at baseURL = {host}/api/v1/engram/{agent_id}.

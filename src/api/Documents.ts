@@ -4,11 +4,12 @@ import { Multipart } from "effect/http"
 import { ChunkOut } from "../domain/Chunk.ts"
 import { DocumentOut, DocumentStatus, IngestRequest, IsoDateTime } from "../domain/Document.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
+import { IdText } from "../domain/Text.ts"
 import { BadRequest, Conflict, NotFound, UnsupportedMediaType } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 import { SourceParams } from "./Sources.ts"
 
-const DocumentParams = { ...SourceParams, document_id: Schema.String.check(Schema.isMaxLength(100)) }
+const DocumentParams = { ...SourceParams, document_id: IdText }
 
 export const UploadRequest = Schema.Struct({
   files: Schema.optionalKey(Multipart.FilesSchema),

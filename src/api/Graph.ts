@@ -1,4 +1,3 @@
-import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import {
   EntitiesQuery,
@@ -10,11 +9,12 @@ import {
   GraphQuery
 } from "../domain/Graph.ts"
 import { Page } from "../domain/Page.ts"
+import { IdText } from "../domain/Text.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 import { SourceParams } from "./Sources.ts"
 
-const EntityParams = { ...SourceParams, entity_id: Schema.String.check(Schema.isMaxLength(100)) }
+const EntityParams = { ...SourceParams, entity_id: IdText }
 
 const visibility = "Only events of ready documents (their current version) count, as in search; an entity is " +
   "listed while such a document mentions it."

@@ -1,13 +1,13 @@
-import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { JobOut } from "../domain/Job.ts"
+import { IdText } from "../domain/Text.ts"
 import { NotFound } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
 export class JobsApi extends HttpApiGroup.make("jobs")
   .add(
     HttpApiEndpoint.get("get", "/:job_id", {
-      params: { job_id: Schema.String.check(Schema.isMaxLength(100)) },
+      params: { job_id: IdText },
       success: JobOut,
       error: NotFound
     }).annotateMerge(OpenApi.annotations({

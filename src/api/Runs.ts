@@ -1,12 +1,13 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { AskRequest, PostMessageRequest, RunOut } from "../domain/Run.ts"
+import { IdText } from "../domain/Text.ts"
 import { BadGateway, Conflict, NotFound } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
-const AgentParams = Schema.Struct({ agent_id: Schema.String })
-const RunParams = Schema.Struct({ agent_id: Schema.String, run_id: Schema.String })
-const ConversationParams = Schema.Struct({ agent_id: Schema.String, conversation_id: Schema.String })
+const AgentParams = Schema.Struct({ agent_id: IdText })
+const RunParams = Schema.Struct({ agent_id: IdText, run_id: IdText })
+const ConversationParams = Schema.Struct({ agent_id: IdText, conversation_id: IdText })
 
 const answering = "The agent searches its bound sources with its retrieval settings, gives the answerer the " +
   "results as numbered passages (within ENGRAM_ANSWER_CONTEXT_TOKENS) and returns the answer with its [n] " +

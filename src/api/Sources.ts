@@ -3,11 +3,12 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { ChunkOut } from "../domain/Chunk.ts"
 import { JobOut } from "../domain/Job.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
-import { ConnectorKind, SourceDescription, SourceName, SourceOut } from "../domain/Source.ts"
+import { ConnectorConfigInput, ConnectorKind, SourceDescription, SourceName, SourceOut } from "../domain/Source.ts"
+import { IdText } from "../domain/Text.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
-export const SourceParams = { source_id: Schema.String.check(Schema.isMaxLength(100)) }
+export const SourceParams = { source_id: IdText }
 
 export const ConnectorInfo = Schema.Struct({
   kind: ConnectorKind,
@@ -20,7 +21,7 @@ export const CreateSourceRequest = Schema.Struct({
   name: SourceName,
   description: Schema.optionalKey(Schema.NullOr(SourceDescription)),
   connector_kind: ConnectorKind,
-  config: Schema.Record(Schema.String, Schema.Unknown).annotate({
+  config: ConnectorConfigInput.annotate({
     description: "Validated against the connector's config schema (GET /sources/connectors); {} for file_upload"
   })
 }).annotate({ identifier: "CreateSourceRequest" })
@@ -28,7 +29,7 @@ export const CreateSourceRequest = Schema.Struct({
 export const UpdateSourceRequest = Schema.Struct({
   name: Schema.optionalKey(SourceName),
   description: Schema.optionalKey(Schema.NullOr(SourceDescription)),
-  config: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  config: Schema.optionalKey(ConnectorConfigInput)
 }).annotate({ identifier: "UpdateSourceRequest" })
 
 export const DeletedSource = Schema.Struct({

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { Strategy } from "./Search.ts"
+import { characters, IdText, Text, trimmedTextOf } from "./Text.ts"
 
 export const AgentId = Schema.String.pipe(Schema.brand("AgentId"))
 export type AgentId = typeof AgentId.Type
@@ -7,22 +8,15 @@ export type AgentId = typeof AgentId.Type
 export const ConversationId = Schema.String.pipe(Schema.brand("ConversationId"))
 export type ConversationId = typeof ConversationId.Type
 
-const Id = Schema.String.check(Schema.isMaxLength(100))
+const Id = IdText
 
-export const AgentName = Schema.Trim.check(
-  Schema.isMinLength(1, { message: "must not be empty" }),
-  Schema.isMaxLength(200, { message: "must be at most 200 characters" })
-)
+export const AgentName = trimmedTextOf(1, 200)
 
-export const AgentDescription = Schema.String.check(
-  Schema.isMaxLength(2000, { message: "must be at most 2000 characters" })
-)
+export const AgentDescription = Text.check(characters(0, 2000))
 
-export const AgentInstructions = Schema.String.check(
-  Schema.isMaxLength(20_000, { message: "must be at most 20000 characters" })
-).annotate({ description: "The system prompt the agent answers under; at most 20,000 characters (default empty)" })
+export const AgentInstructions = Text.check(characters(0, 20_000)).annotate({ description: "The system prompt the agent answers under; at most 20,000 characters (default empty)" })
 
-const Temperature = Schema.Number.check(
+const Temperature = Schema.Finite.check(
   Schema.isBetween({ minimum: 0, maximum: 2 }, { message: "must be a number from 0 to 2" })
 )
 
@@ -30,10 +24,7 @@ const MaxTokens = Schema.Int.check(
   Schema.isBetween({ minimum: 1, maximum: 32_768 }, { message: "must be an integer from 1 to 32768" })
 )
 
-const ModelName = Schema.String.check(
-  Schema.isMinLength(1, { message: "must not be empty" }),
-  Schema.isMaxLength(200, { message: "must be at most 200 characters" })
-)
+const ModelName = Text.check(characters(1, 200))
 
 const TopK = Schema.Int.check(
   Schema.isBetween({ minimum: 1, maximum: 50 }, { message: "must be an integer from 1 to 50" })
@@ -137,10 +128,7 @@ export const Bindings = Schema.Struct({
 }).annotate({ identifier: "AgentBindings" })
 export type Bindings = typeof Bindings.Type
 
-export const ConversationTitle = Schema.Trim.check(
-  Schema.isMinLength(1, { message: "must not be empty" }),
-  Schema.isMaxLength(200, { message: "must be at most 200 characters" })
-)
+export const ConversationTitle = trimmedTextOf(1, 200)
 
 export const ConversationCreate = Schema.Struct({
   title: Schema.optionalKey(Schema.NullOr(ConversationTitle)).annotate({

@@ -1,10 +1,11 @@
 import { Schema } from "effect"
 import { Citation } from "./Agent.ts"
+import { characters, Text } from "./Text.ts"
 
 /** A message content: a string, or text parts (other part kinds are ignored). */
 const Content = Schema.Union([
-  Schema.String,
-  Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optionalKey(Schema.String) })),
+  Text,
+  Schema.Array(Schema.Struct({ type: Text, text: Schema.optionalKey(Text) })),
   Schema.Null
 ])
 
@@ -14,10 +15,12 @@ export const ChatMessage = Schema.Struct({
 }).annotate({ identifier: "ChatMessage" })
 export type ChatMessage = typeof ChatMessage.Type
 
+const StopSequence = Text.check(characters(1, 1000))
+
 const MaxTokens = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 32768 }))
 
 export const ChatCompletionRequest = Schema.Struct({
-  model: Schema.optionalKey(Schema.String).annotate({
+  model: Schema.optionalKey(Text).annotate({
     description: "Accepted and ignored: the agent in the path decides the model"
   }),
   messages: Schema.Array(ChatMessage).check(Schema.isBetweenLength(1, 500)).annotate({
@@ -26,11 +29,11 @@ export const ChatCompletionRequest = Schema.Struct({
   }),
   stream: Schema.optionalKey(Schema.Boolean).annotate({ description: "Default false" }),
   stream_options: Schema.optionalKey(Schema.NullOr(Schema.Struct({ include_usage: Schema.optionalKey(Schema.Boolean) }))),
-  temperature: Schema.optionalKey(Schema.NullOr(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 2 })))),
+  temperature: Schema.optionalKey(Schema.NullOr(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 2 })))),
   max_tokens: Schema.optionalKey(Schema.NullOr(MaxTokens)),
   max_completion_tokens: Schema.optionalKey(Schema.NullOr(MaxTokens)),
-  stop: Schema.optionalKey(Schema.NullOr(Schema.Union([Schema.String, Schema.Array(Schema.String).check(Schema.isMaxLength(4))]))),
-  user: Schema.optionalKey(Schema.String)
+  stop: Schema.optionalKey(Schema.NullOr(Schema.Union([StopSequence, Schema.Array(StopSequence).check(Schema.isMaxLength(4))]))),
+  user: Schema.optionalKey(Text)
 }).annotate({
   identifier: "ChatCompletionRequest",
   description: "The OpenAI Chat Completions request; fields not listed (n, tools, logprobs, …) are ignored"

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { SourceId } from "./Source.ts"
+import { characters, Text, trimmedTextOf } from "./Text.ts"
 
 export const DocumentId = Schema.String.pipe(Schema.brand("DocumentId"))
 export type DocumentId = typeof DocumentId.Type
@@ -48,19 +49,19 @@ export class DocumentOut extends Schema.Class<DocumentOut>("DocumentOut")({
 }) {}
 
 /** An ISO-8601 date or date-time ("2024-05-01", "2024-05-01T10:00:00Z"). */
-export const IsoDateTime = Schema.String.check(Schema.makeFilter((s: string) =>
+export const IsoDateTime = Text.check(Schema.makeFilter((s: string) =>
   /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
   message: "must be an ISO-8601 date-time such as 2024-05-01T10:00:00Z"
 }))
 
 export const MessageItem = Schema.Struct({
-  speaker: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 200))).annotate({
+  speaker: Schema.optionalKey(Text.check(characters(1, 200))).annotate({
     description: "Who wrote it, e.g. a person's name"
   }),
   role: Schema.optionalKey(Schema.Literals(["user", "assistant", "system", "tool"])).annotate({
     description: "Chat role, used as the speaker when speaker is absent"
   }),
-  content: Schema.String.check(Schema.isBetweenLength(1, 100_000)),
+  content: Text.check(characters(1, 100_000)),
   timestamp: Schema.optionalKey(IsoDateTime).annotate({
     description: "When it was written (ISO-8601); anchors relative times in it"
   })
@@ -68,8 +69,8 @@ export const MessageItem = Schema.Struct({
 export type MessageItem = typeof MessageItem.Type
 
 export const IngestRequest = Schema.Struct({
-  title: Schema.Trim.check(Schema.isBetweenLength(1, 500)),
-  text: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  title: trimmedTextOf(1, 500),
+  text: Schema.optionalKey(Text.check(Schema.isMinCodePoints(1, { message: "must not be empty" }))),
   messages: Schema.optionalKey(Schema.Array(MessageItem).check(Schema.isBetweenLength(1, 10_000))),
   date: Schema.optionalKey(IsoDateTime).annotate({
     description: "The document's own date (when it was published, written or held; ISO-8601). Relative times in " +

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { PageQuery } from "./Page.ts"
+import { characters, IdText, Text } from "./Text.ts"
 
 /** The kinds of extract/Extraction.ts. */
 export const EntityKind = Schema.Literals(["person", "organization", "place", "product", "work", "concept", "other"])
@@ -8,10 +9,10 @@ export type EntityKind = typeof EntityKind.Type
 export const ParticipantRole = Schema.Literals(["actor", "object", "place", "participant"])
 export type ParticipantRole = typeof ParticipantRole.Type
 
-const Id = Schema.String.check(Schema.isMaxLength(100))
+const Id = IdText
 
 /** An ISO 8601 date or date-time with an offset; a bare date is midnight UTC. Local times would be ambiguous. */
-const IsoInstant = Schema.String.check(
+const IsoInstant = Text.check(
   Schema.makeFilter(
     (s: string) =>
       /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(s) &&
@@ -137,7 +138,7 @@ export type EntitySort = typeof EntitySort.Type
 
 export const EntitiesQuery = {
   kind: Schema.optionalKey(EntityKind),
-  q: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 200))).annotate({
+  q: Schema.optionalKey(Text.check(characters(1, 200))).annotate({
     description: "Case-insensitive substring of the name or an alias"
   }),
   sort: Schema.optionalKey(EntitySort).annotate({
@@ -150,14 +151,14 @@ export const EventsQuery = {
   from: Schema.optionalKey(IsoInstant).annotate({ description: "Events whose time ends after this instant" }),
   to: Schema.optionalKey(IsoInstant).annotate({ description: "Events whose time starts before this instant" }),
   entity_id: Schema.optionalKey(Id).annotate({ description: "Events this entity takes part in" }),
-  kind: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 100))).annotate({
+  kind: Schema.optionalKey(Text.check(characters(1, 100))).annotate({
     description: "The event kind (verb lemma), exactly"
   }),
   ...PageQuery
 }
 
 export const GraphQuery = {
-  source_ids: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isMaxLength(10_000)))).annotate({
+  source_ids: Schema.optionalKey(Schema.Array(Text.check(characters(0, 10_000)))).annotate({
     description: "Comma-separated and/or repeated (source_ids=a,b or source_ids=a&source_ids=b), at most 256; " +
       "default: every source of the caller"
   }),

@@ -1,10 +1,11 @@
 import { Option, Schema } from "effect"
+import { characters, Text } from "./Text.ts"
 
 export const PageQuery = {
   limit: Schema.optionalKey(
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
   ).annotate({ description: "Items per page, 1 to 100 (default 20)" }),
-  cursor: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200))).annotate({
+  cursor: Schema.optionalKey(Text.check(characters(0, 200))).annotate({
     description: "The next_cursor of the previous page of the same list; anything else is 400 invalid_cursor"
   })
 }

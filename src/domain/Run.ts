@@ -1,17 +1,18 @@
 import { Schema } from "effect"
 import { Citation } from "./Agent.ts"
 import { Strategy } from "./Search.ts"
+import { characters, IdText, Text } from "./Text.ts"
 
 export { Citation }
 
-const Question = Schema.String.check(
-  Schema.makeFilter((s: string) => s.trim().length >= 1, { message: "must not be empty" }),
-  Schema.isMaxLength(8000, { message: "must be at most 8000 characters" })
+const Question = Text.check(
+  characters(1, 8000),
+  Schema.makeFilter((s: string) => s.trim().length >= 1, { message: "must not be empty" })
 )
 
 export const AskRequest = Schema.Struct({
   question: Question,
-  conversation_id: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(100))).annotate({
+  conversation_id: Schema.optionalKey(IdText).annotate({
     description: "Continue this conversation of the agent: its earlier messages are history, and the question " +
       "and answer are added to it. Omitted: a one-off question."
   }),

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { characters, IdText, Text } from "./Text.ts"
 
 export const Strategy = Schema.Literals(["vector", "lexical", "multi"]).annotate({
   description: "vector: dense similarity; lexical: BM25 over stemmed words; multi (default): those and the " +
@@ -6,10 +7,10 @@ export const Strategy = Schema.Literals(["vector", "lexical", "multi"]).annotate
 })
 export type Strategy = typeof Strategy.Type
 
-const Query = Schema.String.check(
-  Schema.makeFilter((s: string) => s.trim().length >= 1, { message: "must not be empty" }),
-  Schema.isMaxLength(4000, { message: "must be at most 4000 characters" })
-)
+const Query = Text.check(
+  characters(1, 4000),
+  Schema.makeFilter((s: string) => s.trim().length >= 1, { message: "must not be empty" })
+).annotate({ description: "1 to 4,000 characters (Unicode code points), not only whitespace" })
 
 const TopK = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 }, { message: "must be an integer from 1 to 50" }))
 
@@ -27,7 +28,7 @@ export const SourceSearchRequest = Schema.Struct({
 export const SearchRequest = Schema.Struct({
   ...SourceSearchRequest.fields,
   source_ids: Schema.optionalKey(
-    Schema.Array(Schema.String.check(Schema.isMaxLength(100))).check(
+    Schema.Array(IdText).check(
       Schema.isMaxLength(256, { message: "must have at most 256 ids" })
     )
   ).annotate({ description: "At most 256; default: every source of the caller. A source you do not own is 404." }),

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { characters, isStorableJson, Text, trimmedTextOf } from "./Text.ts"
 
 export const SourceId = Schema.String.pipe(Schema.brand("SourceId"))
 export type SourceId = typeof SourceId.Type
@@ -6,8 +7,8 @@ export type SourceId = typeof SourceId.Type
 export const ConnectorKind = Schema.Literals(["file_upload", "web", "folder"])
 export type ConnectorKind = typeof ConnectorKind.Type
 
-const HttpUrl = Schema.String.check(
-  Schema.isMaxLength(2048),
+const HttpUrl = Text.check(
+  characters(1, 2048),
   Schema.makeFilter((s: string) => {
     try {
       const url = new URL(s)
@@ -18,7 +19,10 @@ const HttpUrl = Schema.String.check(
   }, { message: "must be an http:// or https:// URL" })
 )
 
-export const FileUploadConfig = Schema.Record(Schema.String, Schema.Never).annotate({
+export const FileUploadConfig = Schema.Record(
+  Schema.String,
+  Schema.Never.annotate({ message: "file_upload sources take no settings: send config {}" })
+).annotate({
   identifier: "FileUploadConfig",
   description: "No settings: documents arrive by upload or text ingestion."
 })
@@ -39,7 +43,7 @@ export const WebConfig = Schema.Struct({
 })
 
 export const FolderConfig = Schema.Struct({
-  path: Schema.String.check(Schema.isBetweenLength(1, 4096)).annotate({
+  path: Text.check(characters(1, 4096)).annotate({
     description: "An absolute directory inside one of the roots the operator allows with ENGRAM_FOLDER_ROOTS"
   }),
   recursive: Schema.optionalKey(Schema.Boolean).annotate({ description: "Include subdirectories (default true)" })
@@ -89,9 +93,9 @@ export class SourceOut extends Schema.Class<SourceOut>("SourceOut")({
   last_synced_at: Schema.NullOr(Schema.String)
 }) {}
 
-export const SourceName = Schema.Trim.check(
-  Schema.isMinLength(1, { message: "must not be empty" }),
-  Schema.isMaxLength(200, { message: "must be at most 200 characters" })
-)
+export const SourceName = trimmedTextOf(1, 200)
 
-export const SourceDescription = Schema.String.check(Schema.isMaxLength(2000))
+export const SourceDescription = Text.check(characters(0, 2000))
+
+/** A connector config as sent; checked against its connector's schema by the Sources service. */
+export const ConnectorConfigInput = Schema.Record(Schema.String, Schema.Unknown).check(isStorableJson)

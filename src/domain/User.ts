@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { trimmedTextOf } from "./Text.ts"
 
 export const UserId = Schema.String.pipe(Schema.brand("UserId"))
 export type UserId = typeof UserId.Type
@@ -7,9 +8,7 @@ export type UserId = typeof UserId.Type
 export const AuthKind = Schema.Literals(["local", "password"])
 export type AuthKind = typeof AuthKind.Type
 
-export const UserName = Schema.Trim.check(
-  Schema.isMinLength(1, { message: "must not be empty" }),
-  Schema.isMaxLength(64, { message: "must be at most 64 characters" }),
+export const UserName = trimmedTextOf(1, 64).check(
   Schema.isPattern(/^[^\p{Cc}]*$/u, { message: "must not contain control characters" })
 ).annotate({ description: "1 to 64 characters after trimming, no control characters; unique regardless of case" })
 

@@ -6,6 +6,7 @@ import { Api } from "../api/Api.ts"
 import { ValidationFailed } from "../api/Errors.ts"
 import { CurrentUser } from "../api/Security.ts"
 import { DocumentOut } from "../domain/Document.ts"
+import { truncateCharacters } from "../domain/Text.ts"
 import { Documents } from "../services/Documents.ts"
 import { AuthenticationLive } from "./Authentication.ts"
 import { documentActionFailure, documentsFailure } from "./failures.ts"
@@ -61,7 +62,7 @@ export const DocumentsHandlers = HttpApiBuilder.group(
         Effect.flatMap(CurrentUser, (user) => documents.parsed(user.id, params.source_id, params.document_id)).pipe(
           Effect.map((parsed) => ({
             document: parsed.document,
-            text: parsed.text.slice(0, previewLength),
+            text: truncateCharacters(parsed.text, previewLength),
             truncated: parsed.text.length > previewLength,
             text_length: parsed.text.length,
             block_count: parsed.blocks.length,

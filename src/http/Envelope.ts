@@ -1,4 +1,4 @@
-import { ByteSize, Clock, Effect, Layer, Schema, type Types } from "effect"
+import { ByteSize, Clock, Effect, Layer, Option, Schema, type Types } from "effect"
 import {
   HttpIncomingMessage,
   HttpRouter,
@@ -34,6 +34,15 @@ const errorResponse = (status: number, requestId: string, override?: string) => 
     { status }
   )
 }
+
+const invalidUrlEncoding = (requestId: string) =>
+  HttpServerResponse.jsonUnsafe({
+    error: {
+      code: "invalid_url_encoding",
+      message: "The URL's path or query has percent-encoded bytes that are not UTF-8 text",
+      request_id: requestId
+    }
+  }, { status: 400 })
 
 /** Any error response not already in our `{"error": …}` shape (router, body parser, defects) is rewritten into it. */
 const normalizeError = (response: HttpServerResponse.HttpServerResponse, requestId: string) => {
@@ -91,6 +100,14 @@ const bearerChallenge = (response: HttpServerResponse.HttpServerResponse) =>
     ? HttpServerResponse.setHeader(response, "www-authenticate", 'Bearer realm="engram"')
     : response
 
+const decodeUriComponent = Option.liftThrowable(decodeURIComponent)
+
+/**
+ * Path and query parameters are percent-encoded UTF-8. Bytes that are not (an encoded lone surrogate, %FF) would be
+ * read as 404 by the router or turned into U+FFFD by the query parser, so the request is refused as sent.
+ */
+const hasUtf8Encoding = (url: string) => Option.isSome(decodeUriComponent(url.replaceAll("+", " ")))
+
 const validRequestId = (value: string | undefined) =>
   value !== undefined && /^[A-Za-z0-9._:-]{1,128}$/.test(value) ? value : undefined
 
@@ -112,6 +129,8 @@ export const RequestEnvelope = Layer.unwrap(Effect.gen(function*() {
     const declaredLength = Number(request.headers["content-length"] ?? 0)
     const response = declaredLength > limit
       ? errorResponse(413, requestId, `The request body exceeds the limit of ${limit} bytes`)
+      : !hasUtf8Encoding(request.url)
+      ? invalidUrlEncoding(requestId)
       : yield* httpEffect.pipe(
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
         Effect.provideService(Multipart.MaxFileSize, ByteSize.bytes(limit)),

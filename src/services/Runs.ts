@@ -3,6 +3,7 @@ import type { AiError } from "effect/ai"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
 import { ModelSettings } from "../domain/Settings.ts"
+import { truncateCharacters } from "../domain/Text.ts"
 import type { Citation, RetrievalTrace, RunOut, RunStatus, RunUsage } from "../domain/Run.ts"
 import type { UserId } from "../domain/User.ts"
 import { buildPrompt, citedNumbers, fitPassages, type HistoryMessage, type Passage } from "../llm/prompt.ts"
@@ -292,7 +293,7 @@ export class Runs extends Context.Service<Runs, {
               document_id: passage.documentId,
               source_id: passage.sourceId,
               title: passage.title,
-              quote: passage.text.slice(0, quoteLength)
+              quote: truncateCharacters(passage.text, quoteLength)
             }
           })
           return finish({ status: "completed", answer, citations, usage }).pipe(

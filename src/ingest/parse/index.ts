@@ -1,3 +1,4 @@
+import { unstorableJson } from "../../domain/Text.ts"
 import type { Parsed } from "../Parsed.ts"
 import { parseDocx, parsePdf, Unparseable } from "./binary.ts"
 import { parseHtmlPage } from "./html.ts"
@@ -46,6 +47,21 @@ const asText = (bytes: Uint8Array): string | undefined => {
   }
 }
 
+/** JSON whose escapes decode to NUL or an unpaired surrogate, which no text column holds; checked exactly only when an escape could. */
+const jsonTextProblem = (text: string): string | undefined => {
+  if (!/\\u(0000|d[89a-f])/i.test(text)) return undefined
+  const parsed = parseJsonOrUndefined(text)
+  return parsed === undefined ? undefined : unstorableJson(parsed)
+}
+
+const parseJsonOrUndefined = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 const startsWith = (bytes: Uint8Array, signature: string) =>
   bytes.length >= signature.length && [...signature].every((c, i) => bytes[i] === c.charCodeAt(0))
 
@@ -59,12 +75,17 @@ export const detectFormat = (
   if (format === undefined) {
     return { unsupported: `${filename}: unsupported file type; accepted: ${supportedExtensions.join(", ")}` }
   }
+  const text = format === "pdf" || format === "docx" ? undefined : asText(bytes)
   const matches = format === "pdf"
     ? startsWith(bytes, "%PDF-")
     : format === "docx"
     ? startsWith(bytes, "PK\u0003\u0004")
-    : asText(bytes) !== undefined
-  return matches ? { format } : { unsupported: `${filename}: the content is not a ${format.toUpperCase()} file` }
+    : text !== undefined
+  if (!matches) return { unsupported: `${filename}: the content is not a ${format.toUpperCase()} file` }
+  const problem = format === "json" && text !== undefined ? jsonTextProblem(text) : undefined
+  return problem === undefined
+    ? { format }
+    : { unsupported: `${filename}: the JSON cannot be stored as text: ${problem}` }
 }
 
 /** Parses stored original bytes. Throws Unparseable for content that will never parse. */
