@@ -10,11 +10,12 @@ import type {
   ExtractedEntity,
   ExtractedEvent,
   Extraction,
+  ExtractionChunk,
   ExtractionInput,
   ParticipantRole,
   TimeValue
 } from "./Extraction.ts"
-import { normalizeName, organizationAcronyms, withoutCorporateSuffix } from "./resolve.ts"
+import { normalizeName, organizationAcronyms, shortFormFits, withoutCorporateSuffix } from "./resolve.ts"
 
 const maxStatement = 300
 
@@ -49,6 +50,23 @@ type Document = ReturnType<typeof nlp>
 
 const lexicon = (nlp.model() as { readonly one: { readonly lexicon: Record<string, unknown> } }).one.lexicon
 
+const lexiconTags = (word: string): ReadonlyArray<string> => {
+  const entry = Object.hasOwn(lexicon, word) ? lexicon[word] : undefined
+  return typeof entry === "string" ? [entry] : Array.isArray(entry) ? entry.map(String) : []
+}
+
+/** A word compromise's lexicon knows as something other than a name: "thanks", "that", "glad", "here", "since". */
+const isOrdinaryWord = (word: string) => {
+  const tags = lexiconTags(word.toLowerCase())
+  return tags.length > 0 && !tags.some((tag) => nameLexiconTags.has(tag))
+}
+
+/** compromise's lexicon tags that name someone or something; any other tag makes a word an ordinary word. */
+const nameLexiconTags = new Set([
+  "FirstName", "MaleName", "FemaleName", "LastName", "Person", "Honorific", "Place", "Country", "City", "Region",
+  "Organization", "SportsTeam", "Company", "School", "ProperNoun", "Demonym", "Acronym"
+])
+
 interface Term {
   readonly text: string
   readonly pre: string
@@ -74,6 +92,8 @@ interface Verb {
 interface Sentence {
   readonly index: number
   readonly chunk: number
+  /** Who says it: the line's "Name:" label when it is a speaker's, else the chunk's speaker. */
+  readonly speaker: string | null
   readonly start: number
   readonly end: number
   readonly text: string
@@ -136,21 +156,74 @@ const plainWordsOf = (segment: string) =>
     return word.length === 0 ? [] : [word, ...(word.includes("-") ? word.split("-").filter((part) => part.length > 0) : [])]
   })
 
+/** A chat line's "Name: " label (1 to 4 words before a colon at the line's start). */
+const labelPattern = /^([\p{L}][\p{L}\p{M}'’.-]*(?:[ \t]+[\p{L}][\p{L}\p{M}'’.-]*){0,3}):[ \t]+(?=\S)/u
+
+/** Words that label a line without naming anyone ("Note:", "Decision:", "Update:"). */
+const isLabelWord = (word: string) => {
+  const key = word.toLowerCase()
+  return isOrdinaryWord(key) || /(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(key)
+}
+
+/**
+ * The speakers a document's lines are labelled with: the chunks' speakers, and labels that look like a person's
+ * name (capitalised words, none of them an ordinary word) and open two lines or more, for transcripts whose
+ * chunks hold several speakers' messages.
+ */
+const lineSpeakersOf = (input: ExtractionInput): ReadonlyMap<string, string> => {
+  const speakers = new Map<string, string>()
+  for (const chunk of input.chunks) {
+    if (chunk.speaker !== null && normalizeName(chunk.speaker).length > 0) speakers.set(normalizeName(chunk.speaker), chunk.speaker.trim())
+  }
+  const counts = new Map<string, { label: string; count: number }>()
+  for (const chunk of input.chunks) {
+    for (const line of chunk.text.split("\n")) {
+      const label = labelPattern.exec(line.trim())?.[1]
+      if (label === undefined) continue
+      const key = normalizeName(label)
+      const entry = counts.get(key) ?? { label, count: 0 }
+      entry.count++
+      counts.set(key, entry)
+    }
+  }
+  for (const [key, { label, count }] of counts) {
+    if (speakers.has(key) || count < 2) continue
+    const words = label.split(/\s+/)
+    if (words.every((word) => /^\p{Lu}/u.test(word)) && !words.some(isLabelWord)) speakers.set(key, label)
+  }
+  return speakers
+}
+
 /**
  * Lines are parsed apart (chat lines and note bullets seldom end in a full stop); compromise splits sentences.
+ * A line opening with a speaker's label ("Priya Nair: …") is that speaker's message: the label is no mention and
+ * the line's "I" is the speaker; an unlabelled line continues the previous line's message.
  * A sentence's verbs are read when first asked for: only sentences that refer to something need them.
  */
 const sentencesOf = (
   text: string,
-  chunk: number,
+  chunk: ExtractionChunk,
+  chunkIndex: number,
   firstIndex: number,
   parseAll: boolean,
-  plainWords: Set<string>
+  plainWords: Set<string>,
+  lineSpeakers: ReadonlyMap<string, string>,
+  turns: Array<string>
 ): Array<Sentence> => {
   const sentences: Array<Sentence> = []
   const lines = /[^\n]+/g
+  let speaker = chunk.speaker
   for (let line = lines.exec(text); line !== null; line = lines.exec(text)) {
-    const bullet = /^\s*(?:[-*•·>]+|\d+[.)])?\s*/.exec(line[0])![0].length
+    let bullet = /^\s*(?:[-*•·>]+|\d+[.)])?\s*/.exec(line[0])![0].length
+    const label = labelPattern.exec(line[0].slice(bullet))
+    const labelled = label === null ? undefined : lineSpeakers.get(normalizeName(label[1]!))
+    if (labelled !== undefined) {
+      speaker = labelled
+      bullet += label![0].length
+      turns.push(labelled)
+    } else if (chunk.speaker !== null && line.index === 0) {
+      turns.push(chunk.speaker.trim())
+    }
     const base = line.index + bullet
     const segment = line[0].slice(bullet)
     if (segment.trim().length === 0) continue
@@ -158,6 +231,7 @@ const sentencesOf = (
       for (const word of plainWordsOf(segment)) plainWords.add(word)
       continue
     }
+    const lineSpeaker = speaker
     nlp(segment).sentences().forEach((one) => {
       const view = one as Document
       const json = (view.json({ offset: true }) as ReadonlyArray<{ readonly terms: ReadonlyArray<TermJson> }>)[0]
@@ -178,7 +252,8 @@ const sentencesOf = (
       const end = last.end + (/^[.!?…"”')\]]*/.exec(last.post)?.[0].length ?? 0)
       sentences.push({
         index: firstIndex + sentences.length,
-        chunk,
+        chunk: chunkIndex,
+        speaker: lineSpeaker,
         start,
         end,
         text: text.slice(start, end).replace(/\s+/g, " ").trim(),
@@ -309,6 +384,8 @@ const hasTag = (term: Term, tags: ReadonlyArray<string>) => tags.some((tag) => t
 
 interface DocumentWords {
   readonly speakerKeys: ReadonlySet<string>
+  /** The speakers' first names (normalised), for short forms and vocatives. */
+  readonly speakerFirstNames: ReadonlySet<string>
   /** Lower-cased words the document also writes in lower case: such a word at a sentence start is no name. */
   readonly lowerCaseWords: ReadonlySet<string>
   /** Words the document writes capitalised inside a sentence. */
@@ -316,23 +393,54 @@ interface DocumentWords {
 }
 
 /** A capitalised word opening a sentence is a name only when nothing says it is an ordinary word. */
-const isSentenceInitialName = (term: Term, next: Term | undefined, context: DocumentWords) => {
+const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean, context: DocumentWords) => {
   const word = lower(term.text)
   if (context.capitalisedWords.has(word)) return true
   if (context.lowerCaseWords.has(word) || word in lexicon) return false
   if (!term.tags.has("Noun") || term.tags.has("Plural")) return false
   if (/(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(word)) return false
-  return next === undefined || next.tags.has("Verb") || next.tags.has("Conjunction") || /^[,;:]/.test(term.post) ||
+  // A chat message of one capitalised word ("Woohoo!", "Congrats") says nothing of being a name.
+  if (next === undefined) return !chat
+  return next.tags.has("Verb") || next.tags.has("Conjunction") || /^[,;:]/.test(term.post) ||
     hasTag(next, ["ProperNoun", "Person", "Organization", "Place"])
+}
+
+/** A speaker's first name or a short form that fits one ("Mel" when Melanie speaks). */
+const isSpeakerName = (word: string, context: DocumentWords) =>
+  context.speakerKeys.has(word) || (!isOrdinaryWord(word) && [...context.speakerFirstNames].some((name) => shortFormFits(word, name)))
+
+/** Every word of two or more letters in capitals: shouting ("I PASSED MY DRIVING TEST"), not a run of acronyms. */
+const isShouted = (terms: ReadonlyArray<Term>) => {
+  const words = terms.filter((term) => /\p{L}{2}/u.test(term.text))
+  return words.length >= 2 && words.every((term) => !/\p{Ll}/u.test(term.text))
+}
+
+/** A word in capitals that is a name written loud ("KEN!!", "MEI"), not an acronym: a speaker's or a known first name. */
+const isLoudName = (term: Term, context: DocumentWords) => {
+  const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
+  return word.length >= 2 && !/\p{Ll}/u.test(term.text) &&
+    (isSpeakerName(word, context) || lexiconTags(word).some((tag) => /Name$/.test(tag)) || context.capitalisedWords.has(word))
 }
 
 const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, context: DocumentWords) => {
   const term = terms[i]!
   if (term.tags.has("AtMention")) return true
+  if (firstPerson.test(term.text)) return false
+  if (term.tags.has("Expression") && !context.speakerKeys.has(lower(term.text))) return false
+  // "Northgate Analytics, …": compromise reads an unknown opening word before a name as an imperative.
+  const unknownOpening = i === 0 && lexiconTags(lower(term.text)).length === 0 && isCapitalised(term.text) &&
+    terms[1] !== undefined && /^\p{Lu}\p{Ll}/u.test(terms[1].text) && terms[1].tags.has("ProperNoun") && /^\s*$/.test(term.post)
+  if (unknownOpening) return true
   if (hasTag(term, notNameTags) && !term.tags.has("ProperNoun") && !term.tags.has("Person")) return false
   if (hasTag(term, ["Date", "Month", "WeekDay", "Holiday", "Pronoun"]) || holidays.has(lower(term.text))) return false
+  // In a shouted sentence capitals say nothing: only a known name is one.
+  if (chat && isShouted(terms)) return isLoudName(term, context)
   if (!isCapitalised(term.text)) {
-    return (chat && hasTag(term, ["FirstName"])) || context.speakerKeys.has(lower(term.text))
+    if (isSpeakerName(lower(term.text), context)) return true
+    // A lower-case first name is a name from someone who writes in lower case, not after "my", "a", "the".
+    const previous = terms[i - 1]
+    return chat && hasTag(term, ["FirstName"]) && !/^\p{Lu}/u.test(terms[0]!.text) &&
+      (previous === undefined || !hasTag(previous, ["Determiner", "Possessive", "Adjective", "Value", "Preposition"]))
   }
   if (/^\p{N}+$/u.test(term.text)) return false
   if (isDemonym(term, terms[i + 1])) return false
@@ -341,8 +449,49 @@ const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, contex
   if (hasTag(term, ["ProperNoun", "Person", "Place", "Organization", "Acronym"])) {
     return !(term.tags.has("Determiner") && terms.length > 1 && !isCapitalised(terms[i + 1]?.text ?? ""))
   }
-  return isSentenceInitialName(term, terms[i + 1], context)
+  if (isSpeakerName(lower(term.text), context)) return true
+  return isSentenceInitialName(term, terms[i + 1], chat, context)
 }
+
+/**
+ * A sentence's opening word before a name that is no part of it: a greeting, thanks or interjection ("Thanks Mel",
+ * "Haha Tom"), an adjective or adverb ("Poor Biscuit", "Also Mum"), or a word compromise does not know before a
+ * speaker's or a first name ("Congrats Pri", "Hola Kenji", "Woohoo Melanie"). Kinship and role words stay ("Uncle Emeka"), as do names compromise
+ * knows whole ("New York").
+ */
+const isOpener = (term: Term, next: Term, context: DocumentWords) => {
+  if (hasTag(term, ["Person", "Place", "Organization", "Honorific", "FirstName"])) return false
+  if (hasTag(term, ["Date", "Time", "Duration"])) return true
+  const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
+  const known = lexiconTags(word)
+  if (known.includes("Actor")) return false
+  if (isOrdinaryWord(word) || term.tags.has("Expression")) return true
+  return known.length === 0 && !context.capitalisedWords.has(word) &&
+    (isSpeakerName(lower(next.text), context) || next.tags.has("FirstName"))
+}
+
+/**
+ * A one-word name that is an ordinary word ("That", "Glad", "Cool", "Here", "Since" compromise's lexicon knows as
+ * something else), a nationality ("German") or an elongated interjection ("Yayyy"): no entity. Kinship words stay
+ * ("Mum"), and so does a word compromise reads as a place or a name in its sentence ("to Nice").
+ */
+const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: boolean, context: DocumentWords) => {
+  const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
+  if (term.tags.has("Expression") && !context.speakerKeys.has(word)) return true
+  if (isSpeakerName(word, context)) return false
+  // "Ha!", "Woohoo!", "CHILD", "STATS": a chat sentence of one word, or a word in capitals the text also writes in lower case.
+  if (chat && !context.capitalisedWords.has(word) && !hasTag(term, ["FirstName", "Place", "Organization"])) {
+    if (alone) return true
+    if (!/\p{Ll}/u.test(term.text) && (context.lowerCaseWords.has(word) || lexiconTags(word).length > 0)) return true
+  }
+  if (term.tags.has("Demonym") || lexiconTags(word).includes("Demonym")) return true
+  if (/(\p{L})\1{2,}/u.test(term.text) && !lexiconTags(word).some((tag) => nameLexiconTags.has(tag))) return true
+  if (!isOrdinaryWord(word) || lexiconTags(word).includes("Actor") || hasTag(term, ["Person", "Place", "Organization"])) return false
+  // Inside a sentence a capital makes a common noun a name ("the Juice probe", "acquired Bridge").
+  return atStart || !lexiconTags(word).some((tag) => nounLexiconTags.has(tag))
+}
+
+const nounLexiconTags = new Set(["Noun", "Singular", "Plural", "Uncountable"])
 
 const demonyms = new Set(["french", "dutch", "greek", "thai", "swiss", "welsh", "irish", "scottish", "english", "czech", "iraqi", "israeli", "saudi", "pakistani", "bangladeshi", "yemeni", "kuwaiti", "qatari", "emirati", "somali", "nepali", "european", "african", "asian", "american", "arab"])
 
@@ -460,6 +609,14 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     }
     let nameTerms = terms.slice(first, end)
     if (nameTerms.length > 1 && lower(nameTerms[0]!.text) === "the") nameTerms = nameTerms.slice(1)
+    const atStart = nameTerms[0] === terms[0] || /[.!?:]\s*$/.test(terms[terms.indexOf(nameTerms[0]!) - 1]!.post)
+    while (atStart && !honorific && nameTerms.length > 1 && isOpener(nameTerms[0]!, nameTerms[1]!, context)) {
+      nameTerms = nameTerms.slice(1)
+    }
+    if (nameTerms.length === 1 && !honorific && isOrdinaryName(nameTerms[0]!, atStart, terms.length === 1, chat, context)) {
+      i = end
+      continue
+    }
     const quoted = /["“]/.test(nameTerms[0]!.pre) && /["”]/.test(nameTerms[nameTerms.length - 1]!.post)
     if (nameTerms.length > 0 && !(nameTerms.length === 1 && lower(nameTerms[0]!.text) === "the")) {
       spans.push({ terms: nameTerms, title: honorific ? terms[i]! : null, parenthetical: /\(/.test(nameTerms[0]!.pre), quoted })
@@ -516,7 +673,7 @@ const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, 
   const mentions: Array<Mention> = []
   for (const sentence of sentences) {
     const chunk = input.chunks[sentence.chunk]!
-    const chat = chunk.speaker !== null
+    const chat = sentence.speaker !== null
     const works = quotedWorksOf(sentence, chunk.text)
     const drafts: Array<MentionDraft> = works.map((work) => ({
       sentence: sentence.index, chunk: sentence.chunk, start: work.start, end: work.end, surface: work.surface,
@@ -533,10 +690,14 @@ const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, 
       if (key.length === 0 || (key.length === 1 && span.title === null)) continue
       const index = sentence.terms.indexOf(span.terms[0]!)
       const lastIndex = sentence.terms.indexOf(last)
-      const acronym = span.terms.length === 1 && isAcronymText(span.terms[0]!.text)
+      // "KEN!!": a name written loud is the name, not an acronym.
+      const loud = chat && span.terms.length === 1 && isLoudName(span.terms[0]!, context)
+      const acronym = !loud && span.terms.length === 1 && isAcronymText(span.terms[0]!.text)
       const tagged = kindFromTags(span.terms)
       const kind = span.title !== null
         ? "person"
+        : loud
+        ? (isSpeakerName(key, context) || lexiconTags(key).some((tag) => /Name$/.test(tag)) ? "person" : null)
         : span.quoted
         ? "work"
         : kindFromHead(span.terms) !== null
@@ -582,7 +743,7 @@ const compatible = (a: EntityKind | null, b: EntityKind | null) => a === null ||
 const keysFor = (key: string, kind: EntityKind | null) =>
   kind === "organization" || kind === null ? [key, withoutCorporateSuffix(key)] : [key]
 
-const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInput): Array<EntityDraft> => {
+const resolveEntities = (mentions: ReadonlyArray<Mention>, turns: ReadonlyArray<string>): Array<EntityDraft> => {
   const entities: Array<EntityDraft> = []
   const create = (kind: EntityKind | null, key: string, at: number) => {
     entities.push({ kind, keys: new Set(keysFor(key, kind)), surfaces: [], mentions: [], spoken: 0, firstPosition: at })
@@ -613,15 +774,14 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInpu
         : []
     )
 
-  for (const chunk of input.chunks) {
-    if (chunk.speaker === null || normalizeName(chunk.speaker).length === 0) continue
-    const key = normalizeName(chunk.speaker)
-    const at = position(input.chunks.indexOf(chunk), 0)
+  turns.forEach((speaker, turn) => {
+    const key = normalizeName(speaker)
+    if (key.length === 0) return
     const existing = entities.findIndex((entity) => entity.keys.has(key))
-    const entity = existing >= 0 ? existing : create("person", key, at)
+    const entity = existing >= 0 ? existing : create("person", key, turn - turns.length)
     entities[entity]!.spoken++
-    entities[entity]!.surfaces.push(chunk.speaker.trim())
-  }
+    entities[entity]!.surfaces.push(speaker)
+  })
 
   const isShortPerson = (mention: Mention) => {
     const tokens = mention.key.split(" ")
@@ -686,7 +846,51 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInpu
       attach(mention, nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
     }
   }
+  joinShortForms(entities)
   return entities
+}
+
+/**
+ * A one-word name that fits exactly one person of the document as a short form or nickname of their first name
+ * joins them ("Mel" → Melanie, "Tommy" → Thomas Becker); one that fits two ("Sam": Sam Hollis, Samira) stays apart.
+ * The persons it may join: speakers, persons with a full name, and one-word persons that are no short form themselves.
+ */
+const joinShortForms = (entities: Array<EntityDraft>) => {
+  const wordOf = (entity: EntityDraft) => [...entity.keys].find((key) => key.length > 0 && !key.includes(" ")) ?? null
+  const firstNames = (entity: EntityDraft) => [...entity.keys].map((key) => key.split(" ")[0]!).filter((key) => key.length > 0)
+  const live = (entity: EntityDraft) => entity.mentions.length + entity.spoken > 0
+  const fits = (word: string, entity: EntityDraft) => firstNames(entity).some((name) => name === word || shortFormFits(word, name))
+  const anchors = entities.flatMap((entity, index) =>
+    entity.kind === "person" && live(entity) && (entity.spoken > 0 || [...entity.keys].some((key) => key.includes(" ")))
+      ? [index]
+      : []
+  )
+  const targets = [
+    ...anchors,
+    ...entities.flatMap((entity, index) => {
+      const word = wordOf(entity)
+      return entity.kind === "person" && live(entity) && !anchors.includes(index) && word !== null &&
+          !anchors.some((anchor) => fits(word, entities[anchor]!))
+        ? [index]
+        : []
+    })
+  ]
+  entities.forEach((entity, index) => {
+    const word = wordOf(entity)
+    if (word === null || entity.spoken > 0 || entity.mentions.length === 0 || (entity.kind !== "person" && entity.kind !== null)) return
+    if ([...entity.keys].some((key) => key.includes(" "))) return
+    const into = targets.filter((target) => target !== index && fits(word, entities[target]!))
+    if (into.length !== 1) return
+    const target = entities[into[0]!]!
+    for (const mention of entity.mentions) {
+      mention.entity = into[0]!
+      target.mentions.push(mention)
+    }
+    target.surfaces.push(...entity.surfaces)
+    for (const key of entity.keys) target.keys.add(key)
+    entity.mentions.length = 0
+    entity.surfaces.length = 0
+  })
 }
 
 type Precision = TimeValue["precision"]
@@ -1081,8 +1285,7 @@ const eventsOf = (
 ): Array<ExtractedEvent> => {
   const events: Array<ExtractedEvent> = []
   let previousTime: TimeValue | null = null
-  const speakerEntity = (chunk: number) => {
-    const speaker = input.chunks[chunk]!.speaker
+  const speakerEntity = (speaker: string | null) => {
     if (speaker === null) return null
     const key = normalizeName(speaker)
     const found = entities.findIndex((entity) => entity.kind === "person" && entity.keys.has(key))
@@ -1107,7 +1310,7 @@ const eventsOf = (
   for (const sentence of sentences) {
     const chunk = input.chunks[sentence.chunk]!
     const source = chunk.text
-    const speaker = speakerEntity(sentence.chunk)
+    const speaker = speakerEntity(sentence.speaker)
     const anchor = anchorOf(chunk.spokenAt ?? input.documentDate)
     const times = timeMentionsOf(sentence, source, anchor)
     const references: Array<Reference> = mentions
@@ -1160,7 +1363,7 @@ const eventsOf = (
     if (references.length === 0 && speaker === null) continue
 
     const titles = mentions.filter((mention) => mention.sentence === sentence.index && mention.kind === "work")
-    const verbs = clauseVerbsOf(sentence, titles, chunk.speaker !== null)
+    const verbs = clauseVerbsOf(sentence, titles, sentence.speaker !== null)
     const question = /\?["”')\]]*$/.test(sentence.text)
     interface Clause {
       readonly verb: Verb
@@ -1383,28 +1586,39 @@ const nameOf = (entity: EntityDraft): string => {
   const counts = new Map<string, number>()
   for (const surface of entity.surfaces) counts.set(surface, (counts.get(surface) ?? 0) + 1)
   const words = (surface: string) => surface.split(/\s+/).length - (isAcronymText(surface) ? 0.5 : 0)
-  return [...counts.keys()].sort((a, b) => words(b) - words(a) || counts.get(b)! - counts.get(a)! || entity.surfaces.indexOf(a) - entity.surfaces.indexOf(b))[0]!
+  // A person's short form joined to them ("Sam" of Samira) is no better a name for being used more.
+  const shortOf = (a: string, b: string) => entity.kind === "person" && shortFormFits(normalizeName(a), normalizeName(b))
+  return [...counts.keys()].sort((a, b) =>
+    words(b) - words(a) || Number(shortOf(a, b)) - Number(shortOf(b, a)) || counts.get(b)! - counts.get(a)! ||
+    entity.surfaces.indexOf(a) - entity.surfaces.indexOf(b)
+  )[0]!
 }
 
 export const extractRules = (input: ExtractionInput): Extraction => {
   const sentences: Array<Sentence> = []
-  const speakerKeys = new Set(input.chunks.flatMap((chunk) => (chunk.speaker === null ? [] : [lower(chunk.speaker)])))
-  // A speaker makes any line an event ("i'll send it"), and a speaker's name may be written in lower case.
-  const parseAll = speakerKeys.size > 0
+  const lineSpeakers = lineSpeakersOf(input)
+  // A speaker's names, each word apart: they are names even written in lower case.
+  const speakerKeys = new Set([...lineSpeakers.keys()].flatMap((key) => key.split(" ")))
+  // A speaker makes any line an event ("i'll send it").
+  const parseAll = lineSpeakers.size > 0
   const lowerCaseWords = new Set<string>()
+  const turns: Array<string> = []
   input.chunks.forEach((chunk, index) => {
-    sentences.push(...sentencesOf(chunk.text, index, sentences.length, parseAll, lowerCaseWords))
+    sentences.push(...sentencesOf(chunk.text, chunk, index, sentences.length, parseAll, lowerCaseWords, lineSpeakers, turns))
   })
   const capitalisedWords = new Set<string>()
   for (const sentence of sentences) {
     sentence.terms.forEach((term, i) => {
       if (/^\p{Ll}/u.test(term.text)) lowerCaseWords.add(lower(term.text))
-      else if (i > 0 && /^\p{Lu}/u.test(term.text) && !/[.!?:]\s*$/.test(sentence.terms[i - 1]!.post)) capitalisedWords.add(lower(term.text))
+      else if (i > 0 && /^\p{Lu}\p{Ll}/u.test(term.text) && !/[.!?:]\s*$/.test(sentence.terms[i - 1]!.post)) {
+        capitalisedWords.add(lower(term.text))
+      }
     })
   }
-  const context: DocumentWords = { speakerKeys, lowerCaseWords, capitalisedWords }
+  const speakerFirstNames = new Set([...lineSpeakers.keys()].map((key) => key.split(" ")[0]!))
+  const context: DocumentWords = { speakerKeys, speakerFirstNames, lowerCaseWords, capitalisedWords }
   const mentions = mentionsOf(sentences, input, context)
-  const drafts = resolveEntities(mentions, input)
+  const drafts = resolveEntities(mentions, turns)
 
   // Provisional keys; events are built against them and renamed once the kinds are final.
   const provisional = drafts.map((_, index) => `#${index}`)
