@@ -544,6 +544,13 @@ const kindFromContext = (
   if (next !== undefined && placeNouns.has(lower(next.text)) && /^(?:its|our|their|his|her|my|your)$/i.test(previous)) return "place"
   if (next !== undefined && (productNouns.has(lower(next.text)) || /^\d+(?:\.\d+)*$/.test(next.text))) return "product"
   if (personRoles.has(previous) && !organizationHeads.has(head)) return "person"
+  // "Priya Nair, Head of Operations": a name with a role after its comma is a person's.
+  if (next !== undefined && /^,/.test(nameTerms[nameTerms.length - 1]!.post) && /^\p{Lu}/u.test(next.text) &&
+    personRoles.has(lower(next.text))) return "person"
+  // "Head of Operations at Acme", "engineer at Globex": where a role is held is an organization.
+  if ((previous === "at" || previous === "for") && before.slice(-5, -1).some((term) => personRoles.has(lower(term.text)))) {
+    return "organization"
+  }
   if (next !== undefined && /^,/.test(nameTerms[nameTerms.length - 1]!.post)) {
     const role = after.slice(0, 4).map((term) => lower(term.text))
     if (["the", "a", "an", "its", "our", "their"].includes(role[0] ?? "") && role.slice(1).some((word) => personRoles.has(word))) {
@@ -587,7 +594,9 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       continue
     }
     let end = first + 1
-    const breaks = (at: number) => /[,;:)!?"”]|[.]\s/.test(terms[at - 1]!.post) && !/^\p{Lu}\.$/u.test(terms[at - 1]!.text + ".")
+    // "J. Smith", "St. Luke's": an initial's or an abbreviation's full stop ends no name.
+    const breaks = (at: number) => /[,;:)!?"”]|[.]\s/.test(terms[at - 1]!.post) &&
+      !(/^\p{Lu}\.$/u.test(terms[at - 1]!.text + ".") || (/^[.]\s*$/.test(terms[at - 1]!.post) && terms[at - 1]!.tags.has("Abbreviation")))
     while (end < terms.length) {
       if (breaks(end) || /\(/.test(terms[end]!.pre)) break
       if (isNameTerm(terms, end, chat, context) && !terms[end]!.tags.has("AtMention")) {
@@ -617,6 +626,12 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       i = end
       continue
     }
+    // A job title ("Head of Operations", "Director"): a role, not someone; the unit after its "of" is no entity either.
+    const titleEnd = roleTitleEnd(terms, terms.indexOf(nameTerms[0]!))
+    if (titleEnd !== null && (nameTerms.length === 1 || titleEnd > terms.indexOf(nameTerms[0]!) + 1)) {
+      i = Math.max(end, titleEnd)
+      continue
+    }
     const quoted = /["“]/.test(nameTerms[0]!.pre) && /["”]/.test(nameTerms[nameTerms.length - 1]!.post)
     if (nameTerms.length > 0 && !(nameTerms.length === 1 && lower(nameTerms[0]!.text) === "the")) {
       spans.push({ terms: nameTerms, title: honorific ? terms[i]! : null, parenthetical: /\(/.test(nameTerms[0]!.pre), quoted })
@@ -624,6 +639,26 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     i = end
   }
   return spans
+}
+
+/**
+ * Where a job title starting at `at` ends: a capitalised role word ("Head", "Director", "CTO"), with "of" and the
+ * capitalised words of a unit that is not itself a named organization or place ("Head of Operations"); null when
+ * no title starts there.
+ */
+const roleTitleEnd = (terms: ReadonlyArray<Term>, at: number): number | null => {
+  const role = terms[at]
+  if (role === undefined || !/^\p{Lu}/u.test(role.text) || !personRoles.has(lower(role.text)) || hasTag(role, ["Person", "FirstName"])) {
+    return null
+  }
+  if (!/^of$/i.test(terms[at + 1]?.text ?? "")) return at + 1
+  let end = at + 2
+  while (end < terms.length && /^\p{Lu}/u.test(terms[end]!.text) && !hasTag(terms[end]!, ["Organization", "Place", "Person"])) {
+    end++
+    if (/[,;:.!?]/.test(terms[end - 1]!.post)) break
+  }
+  const unit = terms.slice(at + 2, end)
+  return unit.length > 0 && kindFromHead(unit) === null ? end : at + 1
 }
 
 /** Quoted titles ("The Quiet Shore") after a work noun, or of capitalised words, are works. */
