@@ -831,6 +831,10 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, turns: ReadonlyArray<
     const at = position(mention.chunk, mention.start)
     attach(mention, nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
   }
+  const loneNames = new Set([
+    ...ordered.filter(isShortPerson).map((mention) => mention.key).filter((key) => !key.includes(" ")),
+    ...turns.map((speaker) => normalizeName(speaker)).filter((key) => key.length > 0 && !key.includes(" "))
+  ])
   for (const mention of ordered.filter(isShortPerson)) {
     const at = position(mention.chunk, mention.start)
     const tokens = mention.key.split(" ")
@@ -849,7 +853,9 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, turns: ReadonlyArray<
           : []
       })
     // A first name or surname joins a full name; a name of unknown kind may also be an organization's first word.
-    const candidates = [
+    // A first name that is also a short form of another one-word name ("Sam": Sam Hollis, Samira) joins neither.
+    const ambiguous = initial === null && [...loneNames].some((name) => name !== word && shortFormFits(word, name))
+    const candidates = ambiguous ? [] : [
       containing(["person"], false),
       mention.kind === null && initial === null ? containing([null], false) : [],
       mention.kind === null && initial === null ? containing(["organization"], true) : []
