@@ -190,3 +190,24 @@ export const shortFormFits = (short: string, firstName: string): boolean => {
     (spellsOpening(stem, firstName) || (stem.length >= 3 && firstName.slice(1).includes(stem)))
   )
 }
+
+/** The one word a person (or an entity of undetermined kind) is called by when its name is one word, else null. */
+export const shortFormOf = (entity: { readonly name: string; readonly kind: EntityKind }): string | null => {
+  const key = normalizeName(entity.name)
+  return (entity.kind === "person" || entity.kind === "other") && key.length >= 2 && !key.includes(" ") ? key : null
+}
+
+/**
+ * The person a one-word name stands for: the only one, among the persons' match keys, whose first name it is or
+ * fits as a short form ("Mel" → Melanie); null when none or several fit ("Sam": Sam Hollis and Samira).
+ */
+export const personForShortForm = (
+  short: string,
+  persons: ReadonlyArray<{ readonly id: string; readonly key: string }>
+): string | null => {
+  const ids = new Set(persons.flatMap((person) => {
+    const first = person.key.split(" ")[0]!
+    return first === short || shortFormFits(short, first) ? [person.id] : []
+  }))
+  return ids.size === 1 ? [...ids][0]! : null
+}
