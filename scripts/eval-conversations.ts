@@ -3,7 +3,8 @@
  * source with one `messages` document per session, ingested through the real pipeline (extraction included).
  * Reports per log and overall:
  * - entity precision of the top 25 entities by mentions (correct: its name or an alias equals, normalised, an
- *   expected entity's name or alias) and how many expected entities were found among all of the source's;
+ *   expected entity's name or alias; "by name": its own name does; "kind": and its kind is the expected one) and how
+ *   many expected entities were found among all of the source's;
  * - evidence recall@3 and @10 per question category for lexical, multi without the graph and multi (an evidence
  *   message is found when a returned chunk holds its text);
  * - temporal answer accuracy of `ask` (the instance's answerer: extractive without an LLM) on questions with an
@@ -115,7 +116,7 @@ const program = Effect.gen(function*() {
   const perLog: Array<Record<string, unknown>> = []
   const recall = new Map<string, Array<number>>()
   const temporal: Array<number> = []
-  const precisions: Array<{ correct: number; listed: number }> = []
+  const precisions: Array<{ correct: number; listed: number; byName: number; kindRight: number }> = []
   const found: Array<{ found: number; expected: number }> = []
   const note = (key: string, value: number) => recall.set(key, [...(recall.get(key) ?? []), value])
 
@@ -153,10 +154,18 @@ const program = Effect.gen(function*() {
       const names = entityNames(entity)
       return expected.some((keys) => [...keys].some((key) => names.has(key)))
     }
+    const expectedOf = (entity: EntityRow) => {
+      const names = entityNames(entity)
+      return log.expected_entities.find((_, i) => [...expected[i]!].some((key) => names.has(key)))
+    }
+    // Stricter: the entity's own name is an expected name or alias ("Thanks Pri" aka Pri is not).
+    const isExpectedByName = (entity: EntityRow) => expected.some((keys) => keys.has(normalizeName(entity.name)))
     const top = entities.slice(0, topEntities)
     const correct = top.filter(isExpected).length
+    const correctByName = top.filter(isExpectedByName).length
+    const kindRight = top.filter((entity) => expectedOf(entity)?.kind === entity.kind).length
     const foundCount = expected.filter((keys) => entities.some((entity) => [...entityNames(entity)].some((key) => keys.has(key)))).length
-    precisions.push({ correct, listed: top.length })
+    precisions.push({ correct, listed: top.length, byName: correctByName, kindRight })
     found.push({ found: foundCount, expected: expected.length })
 
     const messages = new Map(log.sessions.flatMap((one) => one.messages.map((message) => [message.id, message.content] as const)))
@@ -207,9 +216,13 @@ const program = Effect.gen(function*() {
     }
 
     if (verbose) {
-      console.log(`\n${log.id} top ${topEntities}:`)
+      const missing = log.expected_entities.filter((_, i) =>
+        !entities.some((entity) => [...entityNames(entity)].some((key) => expected[i]!.has(key)))
+      )
+      console.log(`\n${log.id} expected, not found: ${missing.map((entity) => entity.name).join(", ")}`)
+      console.log(`${log.id} top ${topEntities}:`)
       for (const entity of top) {
-        console.log(`  ${isExpected(entity) ? "✓" : "✗"} ${entity.name} (${entity.kind}, ${entity.mention_count})${entity.aliases.length > 0 ? ` aka ${entity.aliases.join(", ")}` : ""}`)
+        console.log(`  ${isExpected(entity) ? "✓" : "✗"}${expectedOf(entity) !== undefined && expectedOf(entity)!.kind !== entity.kind ? ` (kind: ${expectedOf(entity)!.kind})` : ""} ${entity.name} (${entity.kind}, ${entity.mention_count})${entity.aliases.length > 0 ? ` aka ${entity.aliases.join(", ")}` : ""}`)
       }
     }
     const recallOf = (table: Map<string, Array<number>>) =>
@@ -227,6 +240,8 @@ const program = Effect.gen(function*() {
       questions: logQuestions.length,
       entities: entities.length,
       entity_precision_top25: top.length === 0 ? 0 : correct / top.length,
+      entity_precision_top25_by_name: top.length === 0 ? 0 : correctByName / top.length,
+      kind_right_top25: top.length === 0 ? 0 : kindRight / top.length,
       top25: top.map((entity) => ({ name: entity.name, kind: entity.kind, mentions: entity.mention_count, correct: isExpected(entity) })),
       expected_entities_found: foundCount,
       expected_entities: expected.length,
@@ -243,6 +258,8 @@ const program = Effect.gen(function*() {
 
   const overall = {
     entity_precision_top25: mean(precisions.map((p) => (p.listed === 0 ? 0 : p.correct / p.listed))),
+    entity_precision_top25_by_name: mean(precisions.map((p) => (p.listed === 0 ? 0 : p.byName / p.listed))),
+    kind_right_top25: mean(precisions.map((p) => (p.listed === 0 ? 0 : p.kindRight / p.listed))),
     expected_entities_found: found.reduce((sum, f) => sum + f.found, 0),
     expected_entities: found.reduce((sum, f) => sum + f.expected, 0),
     evidence_recall: Object.fromEntries(runs.map((run) => [
@@ -256,18 +273,20 @@ const program = Effect.gen(function*() {
     temporal_questions_with_date: temporal.length
   }
 
-  console.log(`\nlog     P@25   found     ${runs.map((run) => run.name.padEnd(11)).join(" ")}  (R@3 all)  temporal`)
+  console.log(`\nlog     P@25   by name  kind   found     ${runs.map((run) => run.name.padEnd(11)).join(" ")}  (R@3 all)  temporal`)
   for (const entry of perLog) {
     const recallOf = entry.evidence_recall as Record<string, Record<string, { recall_at_3: number }>>
     console.log(
       `${String(entry.log).padEnd(7)} ${(entry.entity_precision_top25 as number).toFixed(2)}   ` +
+        `${(entry.entity_precision_top25_by_name as number).toFixed(2)}     ${(entry.kind_right_top25 as number).toFixed(2)}   ` +
         `${`${entry.expected_entities_found}/${entry.expected_entities}`.padEnd(9)} ` +
         runs.map((run) => recallOf[run.name]!.all!.recall_at_3.toFixed(3).padEnd(11)).join(" ") +
         `             ${entry.temporal_answer_accuracy === null ? "-" : (entry.temporal_answer_accuracy as number).toFixed(2)}`
     )
   }
   console.log(
-    `all     ${overall.entity_precision_top25.toFixed(2)}   ${`${overall.expected_entities_found}/${overall.expected_entities}`.padEnd(9)} ` +
+    `all     ${overall.entity_precision_top25.toFixed(2)}   ${overall.entity_precision_top25_by_name.toFixed(2)}     ` +
+      `${overall.kind_right_top25.toFixed(2)}   ${`${overall.expected_entities_found}/${overall.expected_entities}`.padEnd(9)} ` +
       runs.map((run) => overall.evidence_recall[run.name]!.all!.recall_at_3.toFixed(3).padEnd(11)).join(" ") +
       `             ${overall.temporal_answer_accuracy.toFixed(2)} (${temporal.filter((x) => x === 1).length}/${temporal.length})`
   )

@@ -319,6 +319,8 @@ const organizationHeads = new Set([
   "ventures", "media", "party", "court", "police", "army", "navy", "times", "post", "journal", "herald", "fc",
   "club", "fund", "authority", "office", "bureau", "services", "network", "studios", "pharmaceuticals",
   "therapeutics", "energy", "industries", "solutions", "consulting", "parliament", "senate", "congress",
+  "analytics", "brewing", "brewery", "roasters", "bakery", "cafe", "café", "restaurant", "bistro", "gym", "clinic",
+  "pharmacy", "vets", "salon", "supermarket", "hotel", "shelter",
   "reuters", "press", "news", "museum", "hospital", "church", "orchestra", "team", "board", "organization",
   "organisation", "institution", "trust", "exchange", "reserve"
 ])
@@ -365,6 +367,10 @@ const organizationVerbs = new Set([
   "outbid", "delist", "list"
 ])
 
+/** Words of going and coming whose "to"/"from" names a place ("moved to", "flew back from", "a trip to"). */
+const motionWords =
+  /^(?:go|goes|going|gone|went|move[sd]?|moving|drive[sn]?|drove|driving|fl(?:y|ies|ew|own|ying)|travel(?:l?ed|l?ing|s)?|come|came|comes|coming|head(?:ed|ing|s)?|return(?:ed|ing|s)?|walk(?:ed|ing|s)?|relocat(?:e[sd]?|ing)|commut(?:e[sd]?|ing)|sail(?:ed|ing|s)?|arriv(?:e[sd]?|ing)|trip|flight|move|back|home|holiday|emigrat(?:e[sd]?|ing))$/
+
 /** Verbs whose object, when a place, is where the event happens ("visited Berlin"). */
 const motionVerbs = new Set(["visit", "tour", "reach", "enter", "leave", "invade", "occupy", "host"])
 
@@ -408,6 +414,14 @@ const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean
 /** A speaker's first name or a short form that fits one ("Mel" when Melanie speaks). */
 const isSpeakerName = (word: string, context: DocumentWords) =>
   context.speakerKeys.has(word) || (!isOrdinaryWord(word) && [...context.speakerFirstNames].some((name) => shortFormFits(word, name)))
+
+/** A speaker's first name or a short form of one, not their surname ("Ken", "Lu" while Kenji and Lucía speak). */
+const isSpeakerFirstName = (word: string, context: DocumentWords) =>
+  context.speakerFirstNames.has(word) ||
+  (!isOrdinaryWord(word) && [...context.speakerFirstNames].some((name) => shortFormFits(word, name)))
+
+/** A kinship or social noun (compromise's #Actor) that is not a job: "sister", "Uncle", "Mum", "Baba". */
+const kinWord = (term: Term) => lexiconTags(lower(term.text)).includes("Actor") && !personRoles.has(lower(term.text))
 
 /** Every word of two or more letters in capitals: shouting ("I PASSED MY DRIVING TEST"), not a run of acronyms. */
 const isShouted = (terms: ReadonlyArray<Term>) => {
@@ -539,6 +553,16 @@ const kindFromContext = (
   const previous = before.length > 0 ? lower(before[before.length - 1]!.text) : ""
   const next = after[0]
   if (organizationHeads.has(head) && nameTerms.length > 1) return "organization"
+  // "my sister Ngozi", "Uncle Emeka", "Mum": a kinship or social noun (compromise's #Actor) names a person.
+  const kin = (term: Term | undefined) => term !== undefined && kinWord(term)
+  if (kin(before[before.length - 1]) || (nameTerms.length > 1 && kin(nameTerms[0])) || (nameTerms.length === 1 && kin(nameTerms[0]))) {
+    return "person"
+  }
+  // "drove up to Brunswick", "back from Minneapolis": where one goes or comes from is a place.
+  if (/^(?:to|from|into)$/.test(previous)) {
+    const mover = [...before.slice(-4, -1)].reverse().find((term) => !/^(?:up|down|over|out|all|straight|right)$/i.test(term.text))
+    if (mover !== undefined && motionWords.test(lower(mover.text))) return "place"
+  }
   if (placeHeads.has(head) && nameTerms.length > 1) return "place"
   if (nameTerms.some((term) => /^\p{Ll}+\p{Lu}|\p{L}-?\d/u.test(term.text))) return "product"
   if (next !== undefined && placeNouns.has(lower(next.text)) && /^(?:its|our|their|his|her|my|your)$/i.test(previous)) return "place"
@@ -630,6 +654,21 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     const titleEnd = roleTitleEnd(terms, terms.indexOf(nameTerms[0]!))
     if (titleEnd !== null && (nameTerms.length === 1 || titleEnd > terms.indexOf(nameTerms[0]!) + 1)) {
       i = Math.max(end, titleEnd)
+      continue
+    }
+    // "Feliz Navidad Ken", "Welcome to Ireland Lu": a speaker's first name or short form closing a name is a vocative.
+    const last = nameTerms[nameTerms.length - 1]!
+    if (
+      chat && nameTerms.length > 1 && !honorific && isSpeakerFirstName(lower(last.text), context) &&
+      !context.speakerKeys.has(normalizeName(nameTerms.map((term) => term.text).join(" ")).split(" ")[0]!) &&
+      !hasTag(nameTerms[nameTerms.length - 2]!, ["FirstName", "Honorific"]) && !kinWord(nameTerms[nameTerms.length - 2]!)
+    ) {
+      const rest = nameTerms.slice(0, -1)
+      if (!(rest.length === 1 && isOrdinaryName(rest[0]!, atStart, false, chat, context))) {
+        spans.push({ terms: rest, title: null, parenthetical: /\(/.test(rest[0]!.pre), quoted: false })
+      }
+      spans.push({ terms: [last], title: null, parenthetical: false, quoted: false })
+      i = end
       continue
     }
     const quoted = /["“]/.test(nameTerms[0]!.pre) && /["”]/.test(nameTerms[nameTerms.length - 1]!.post)
@@ -1597,6 +1636,9 @@ const organizationActorVerbs = new Set([
   "list", "outbid", "license", "recall", "fine", "employ", "manufacture"
 ])
 
+/** Verbs whose object, when the text leaves its kind open, is a work ("we watched Aftersun", "finished Babel"). */
+const workObjectVerbs = new Set(["read", "watch", "reread", "rewatch", "binge", "stream", "finish", "recommend", "review", "listen to"])
+
 /** Verbs whose object, when the text leaves its kind open, is an organization ("joined Globex"). */
 const organizationObjectVerbs = new Set(["join", "found", "acquire", "buy", "purchase", "fund", "sue", "hire"])
 
@@ -1612,6 +1654,9 @@ const inferKindsFromEvents = (events: ReadonlyArray<ExtractedEvent>, entities: R
     for (const index of actors.filter(open)) {
       if (personVerbs.has(event.kind)) entities[index]!.kind = "person"
       else if (organizationActorVerbs.has(event.kind)) entities[index]!.kind = "organization"
+    }
+    if (workObjectVerbs.has(event.kind)) {
+      for (const index of objects.filter(open)) entities[index]!.kind = "work"
     }
     if (organizationObjectVerbs.has(event.kind) && actors.some((index) => entities[index]!.kind === "organization")) {
       for (const index of objects.filter(open)) entities[index]!.kind = "organization"

@@ -382,6 +382,29 @@ describe("extractRules: entities in conversation", () => {
     expect(entityNamed(extraction, "Uncle Emeka").key).not.toBe(entityNamed(extraction, "Emeka Obi").key)
   })
 
+  it("reads kinds from the words around a name: kin, going to and from, watching and reading, a business's head word", () => {
+    const extraction = extractRules(chat(
+      ["Deborah Okafor", at(0), "My sister Ngozi drove up to Brunswick yesterday"],
+      ["Chidi Okafor", at(1), "We watched Aftersun after the appointment at Kirkstall Vets"],
+      ["Deborah Okafor", at(2), "Ngozi is back from Onitsha on Friday"]
+    ))
+    expect(entityNamed(extraction, "Ngozi").kind).toBe("person")
+    expect(entityNamed(extraction, "Brunswick").kind).toBe("place")
+    expect(entityNamed(extraction, "Onitsha").kind).toBe("place")
+    expect(entityNamed(extraction, "Aftersun").kind).toBe("work")
+    expect(entityNamed(extraction, "Kirkstall Vets").kind).toBe("organization")
+  })
+
+  it("takes a speaker's name closing a name for a vocative", () => {
+    const extraction = extractRules(chat(
+      ["Kenji Watanabe", at(0), "Congrats on the move"],
+      ["Lucía Fernández", at(1), "Thanks! Dublin is lovely"],
+      ["Kenji Watanabe", at(2), "Welcome to Ireland Lu"]
+    ))
+    expect(names(extraction)).toEqual(["Dublin", "Ireland", "Kenji Watanabe", "Lucía Fernández"])
+    expect(entityNamed(extraction, "Lucía Fernández").aliases).toEqual(["Lu"])
+  })
+
   it("reads a meeting note's people, roles and organizations", () => {
     const extraction = extractRules(document(
       "Weekly sync\nPriya Nair, Head of Operations at Acme, said the Lisbon launch moves to June.\n" +
