@@ -638,6 +638,12 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
         end += 2
         continue
       }
+      // "Revenge of the Pigeon", "Lord of the Rings": a capitalised "X of the Y" is one name.
+      if (word === "of" && /^the$/.test(terms[end + 1]?.text ?? "") && end + 2 < terms.length && !breaks(end + 1) &&
+        !breaks(end + 2) && /^\p{Lu}/u.test(terms[end + 2]!.text) && isNameTerm(terms, end + 2, chat, context)) {
+        end += 3
+        continue
+      }
       break
     }
     let nameTerms = terms.slice(first, end)
