@@ -451,10 +451,13 @@ const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, contex
   if (chat && isShouted(terms)) return isLoudName(term, context)
   if (!isCapitalised(term.text)) {
     if (isSpeakerName(lower(term.text), context)) return true
-    // A lower-case first name is a name from someone who writes in lower case, not after "my", "a", "the".
+    // From someone who writes in lower case, a first name or a word compromise's lexicon knows only as a name
+    // ("toronto", "youtube") is a name, unless after "my", "a", "the".
     const previous = terms[i - 1]
-    return chat && hasTag(term, ["FirstName"]) && !/^\p{Lu}/u.test(terms[0]!.text) &&
-      (previous === undefined || !hasTag(previous, ["Determiner", "Possessive", "Adjective", "Value", "Preposition"]))
+    const known = lexiconTags(lower(term.text))
+    const nameOnly = known.length > 0 && known.every((tag) => nameLexiconTags.has(tag) && tag !== "Demonym")
+    return chat && (hasTag(term, ["FirstName"]) || nameOnly) && !/^\p{Lu}/u.test(terms[0]!.text) &&
+      (previous === undefined || !hasTag(previous, ["Determiner", "Possessive", "Adjective", "Value"]))
   }
   if (/^\p{N}+$/u.test(term.text)) return false
   if (isDemonym(term, terms[i + 1])) return false

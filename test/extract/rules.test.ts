@@ -395,6 +395,19 @@ describe("extractRules: entities in conversation", () => {
     expect(entityNamed(extraction, "Kirkstall Vets").kind).toBe("organization")
   })
 
+  it("reads names from people who write in lower case: known places and first names, speakers' short forms", () => {
+    const extraction = extractRules(chat(
+      ["Aisha Rahman", at(0), "ok first week in toronto survived"],
+      ["Diego Alvarez", at(1), "proud of u aish. my flat is a mess, alex says hi"],
+      ["Aisha Rahman", at(2), "lmaooo thanks dieg"]
+    ))
+    expect(entityNamed(extraction, "toronto").kind).toBe("place")
+    expect(entityNamed(extraction, "alex").kind).toBe("person")
+    expect(entityNamed(extraction, "Aisha Rahman").aliases).toEqual(["aish"])
+    expect(entityNamed(extraction, "Diego Alvarez").aliases).toEqual(["dieg"])
+    expect(names(extraction)).toEqual(["Aisha Rahman", "Diego Alvarez", "alex", "toronto"])
+  })
+
   it("takes a speaker's name closing a name for a vocative", () => {
     const extraction = extractRules(chat(
       ["Kenji Watanabe", at(0), "Congrats on the move"],
