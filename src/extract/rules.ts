@@ -1676,6 +1676,22 @@ const inferKindsFromEvents = (events: ReadonlyArray<ExtractedEvent>, entities: R
   }
 }
 
+/**
+ * A name of two or three words the text leaves open is a person's when its first word is a word of a person's name
+ * in the document ("Emeka Obi" beside Uncle Emeka) or its last word is a speaker's ("Amara Chiamaka Okafor").
+ */
+const inferPersonsFromNames = (entities: ReadonlyArray<EntityDraft>, speakerKeys: ReadonlySet<string>) => {
+  const personWords = new Set(entities.flatMap((entity) =>
+    entity.kind === "person" ? [...entity.keys].flatMap((key) => key.split(" ")).filter((word) => !isOrdinaryWord(word)) : []
+  ))
+  for (const entity of entities) {
+    if (entity.kind !== null || entity.mentions.length === 0) continue
+    const words = normalizeName(nameOf(entity)).split(" ")
+    if (words.length < 2 || words.length > 3) continue
+    if (personWords.has(words[0]!) || speakerKeys.has(words[words.length - 1]!)) entity.kind = "person"
+  }
+}
+
 /** The fullest form: most words, then most used, then first seen; organizations prefer a name to an acronym. */
 const nameOf = (entity: EntityDraft): string => {
   const counts = new Map<string, number>()
@@ -1719,6 +1735,7 @@ export const extractRules = (input: ExtractionInput): Extraction => {
   const provisional = drafts.map((_, index) => `#${index}`)
   const events = eventsOf(sentences, mentions, drafts, input, (entity) => provisional[entity]!)
   inferKindsFromEvents(events, drafts, provisional)
+  inferPersonsFromNames(drafts, speakerKeys)
 
   const kept = drafts.map((draft, index) => ({ draft, index })).filter(({ draft }) => draft.mentions.length > 0 || draft.spoken > 0)
   const taken = new Set<string>()
