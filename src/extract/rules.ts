@@ -478,7 +478,8 @@ const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, contex
  */
 const isOpener = (term: Term, next: Term, context: DocumentWords) => {
   if (hasTag(term, ["Person", "Place", "Organization", "Honorific", "FirstName"])) return false
-  if (hasTag(term, ["Date", "Time", "Duration"])) return true
+  // "Morning Mum", "Afternoon Mum!": a greeting by the time of day, which chrono reads as a time.
+  if (hasTag(term, ["Date", "Time", "Duration"]) || chrono.casual.parse(term.text).length > 0) return true
   const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
   const known = lexiconTags(word)
   if (known.includes("Actor")) return false

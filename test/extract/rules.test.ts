@@ -328,12 +328,13 @@ describe("extractRules: entities in conversation", () => {
       ["Caroline", at(0), "Thanks Mel, the painting is lovely"],
       ["Melanie", at(1), "Congrats Caroline! You earned it"],
       ["Caroline", at(2), "Haha Mel stop"],
+      ["Caroline", at(2), "Afternoon Mel!"],
       ["Melanie", at(3), "CAROLINE!!"]
     ))
     expect(names(extraction)).toEqual(["Caroline", "Melanie"])
     expect(entityNamed(extraction, "Melanie").aliases).toEqual(["Mel"])
     expect(entityNamed(extraction, "Melanie").kind).toBe("person")
-    expect(entityNamed(extraction, "Melanie").mentions).toBe(2 + 2)
+    expect(entityNamed(extraction, "Melanie").mentions).toBe(2 + 3)
   })
 
   it("makes each speaker a person, also from 'Name:' labels of a chunk holding several messages", () => {
