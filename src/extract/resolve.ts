@@ -149,3 +149,65 @@ export const sameEntity = (
  */
 export const initialsOfBoth = (key: string, a: string, b: string): boolean =>
   organizationAcronyms(a).includes(key) && organizationAcronyms(b).includes(key)
+
+/** A diminutive ending a short form may add to the part of the name it keeps ("Tommy", "Maggie", "Kolya"). */
+const diminutiveEnding = /(?:ie|ey|y|i|o|a|s|sy|ya|yo|ka)$/
+
+/** The part of a short form that comes from the name: elongation undone ("Tommyyy"), a diminutive ending dropped. */
+const stemsOf = (short: string): ReadonlyArray<string> => {
+  const word = short.replace(/(\p{L})\1{2,}/gu, "$1")
+  const stems = [word]
+  const half = word.slice(0, word.length / 2)
+  if (word.length >= 4 && word.length % 2 === 0 && half + half === word) stems.push(half)
+  const bare = word.replace(diminutiveEnding, "")
+  if (bare !== word && bare.length >= 2) stems.push(bare, bare.replace(/(\p{L})\1$/u, "$1"))
+  return stems.filter((stem) => stem.length >= 2)
+}
+
+/** Whether `stem` spells the name's opening sounds: its letters in order, the first two at the start ("Mag", "Hal"). */
+const spellsOpening = (stem: string, name: string) => {
+  if (name[0] !== stem[0]) return false
+  const relaxed = name.length > 2 && name[1] === "h" ? name[0] + name.slice(2) : name
+  if (relaxed.startsWith(stem) || name.startsWith(stem)) return true
+  if (stem.length < 3 || name[1] !== stem[1]) return false
+  let at = 2
+  for (const letter of stem.slice(2)) {
+    at = name.indexOf(letter, at) + 1
+    if (at === 0) return false
+  }
+  return true
+}
+
+/**
+ * Whether a one-word short form or nickname can stand for a first name: a shorter form of it ("Mel" for Melanie,
+ * "Deb" for Deborah, "Tom"/"Tommy" for Thomas, "Maggie" for Margaret, "Hal" for Harold), or a diminutive of its
+ * middle ("Lena" for Elena, "Kolya" for Nikolai). Both normalised (normalizeName), one word each.
+ */
+export const shortFormFits = (short: string, firstName: string): boolean => {
+  if (short.length < 2 || short === firstName || short.includes(" ") || firstName.includes(" ")) return false
+  return stemsOf(short).some((stem) =>
+    stem.length <= firstName.length &&
+    (spellsOpening(stem, firstName) || (stem.length >= 3 && firstName.slice(1).includes(stem)))
+  )
+}
+
+/** The one word a person (or an entity of undetermined kind) is called by when its name is one word, else null. */
+export const shortFormOf = (entity: { readonly name: string; readonly kind: EntityKind }): string | null => {
+  const key = normalizeName(entity.name)
+  return (entity.kind === "person" || entity.kind === "other") && key.length >= 2 && !key.includes(" ") ? key : null
+}
+
+/**
+ * The person a one-word name stands for: the only one, among the persons' match keys, whose first name it is or
+ * fits as a short form ("Mel" → Melanie); null when none or several fit ("Sam": Sam Hollis and Samira).
+ */
+export const personForShortForm = (
+  short: string,
+  persons: ReadonlyArray<{ readonly id: string; readonly key: string }>
+): string | null => {
+  const ids = new Set(persons.flatMap((person) => {
+    const first = person.key.split(" ")[0]!
+    return first === short || shortFormFits(short, first) ? [person.id] : []
+  }))
+  return ids.size === 1 ? [...ids][0]! : null
+}

@@ -10,11 +10,12 @@ import type {
   ExtractedEntity,
   ExtractedEvent,
   Extraction,
+  ExtractionChunk,
   ExtractionInput,
   ParticipantRole,
   TimeValue
 } from "./Extraction.ts"
-import { normalizeName, organizationAcronyms, withoutCorporateSuffix } from "./resolve.ts"
+import { normalizeName, organizationAcronyms, shortFormFits, withoutCorporateSuffix } from "./resolve.ts"
 
 const maxStatement = 300
 
@@ -49,6 +50,23 @@ type Document = ReturnType<typeof nlp>
 
 const lexicon = (nlp.model() as { readonly one: { readonly lexicon: Record<string, unknown> } }).one.lexicon
 
+const lexiconTags = (word: string): ReadonlyArray<string> => {
+  const entry = Object.hasOwn(lexicon, word) ? lexicon[word] : undefined
+  return typeof entry === "string" ? [entry] : Array.isArray(entry) ? entry.map(String) : []
+}
+
+/** A word compromise's lexicon knows as something other than a name: "thanks", "that", "glad", "here", "since". */
+const isOrdinaryWord = (word: string) => {
+  const tags = lexiconTags(word.toLowerCase())
+  return tags.length > 0 && !tags.some((tag) => nameLexiconTags.has(tag))
+}
+
+/** compromise's lexicon tags that name someone or something; any other tag makes a word an ordinary word. */
+const nameLexiconTags = new Set([
+  "FirstName", "MaleName", "FemaleName", "LastName", "Person", "Honorific", "Place", "Country", "City", "Region",
+  "Organization", "SportsTeam", "Company", "School", "ProperNoun", "Demonym", "Acronym"
+])
+
 interface Term {
   readonly text: string
   readonly pre: string
@@ -74,6 +92,8 @@ interface Verb {
 interface Sentence {
   readonly index: number
   readonly chunk: number
+  /** Who says it: the line's "Name:" label when it is a speaker's, else the chunk's speaker. */
+  readonly speaker: string | null
   readonly start: number
   readonly end: number
   readonly text: string
@@ -136,21 +156,74 @@ const plainWordsOf = (segment: string) =>
     return word.length === 0 ? [] : [word, ...(word.includes("-") ? word.split("-").filter((part) => part.length > 0) : [])]
   })
 
+/** A chat line's "Name: " label (1 to 4 words before a colon at the line's start). */
+const labelPattern = /^([\p{L}][\p{L}\p{M}'’.-]*(?:[ \t]+[\p{L}][\p{L}\p{M}'’.-]*){0,3}):[ \t]+(?=\S)/u
+
+/** Words that label a line without naming anyone ("Note:", "Decision:", "Update:"). */
+const isLabelWord = (word: string) => {
+  const key = word.toLowerCase()
+  return isOrdinaryWord(key) || /(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(key)
+}
+
+/**
+ * The speakers a document's lines are labelled with: the chunks' speakers, and labels that look like a person's
+ * name (capitalised words, none of them an ordinary word) and open two lines or more, for transcripts whose
+ * chunks hold several speakers' messages.
+ */
+const lineSpeakersOf = (input: ExtractionInput): ReadonlyMap<string, string> => {
+  const speakers = new Map<string, string>()
+  for (const chunk of input.chunks) {
+    if (chunk.speaker !== null && normalizeName(chunk.speaker).length > 0) speakers.set(normalizeName(chunk.speaker), chunk.speaker.trim())
+  }
+  const counts = new Map<string, { label: string; count: number }>()
+  for (const chunk of input.chunks) {
+    for (const line of chunk.text.split("\n")) {
+      const label = labelPattern.exec(line.trim())?.[1]
+      if (label === undefined) continue
+      const key = normalizeName(label)
+      const entry = counts.get(key) ?? { label, count: 0 }
+      entry.count++
+      counts.set(key, entry)
+    }
+  }
+  for (const [key, { label, count }] of counts) {
+    if (speakers.has(key) || count < 2) continue
+    const words = label.split(/\s+/)
+    if (words.every((word) => /^\p{Lu}/u.test(word)) && !words.some(isLabelWord)) speakers.set(key, label)
+  }
+  return speakers
+}
+
 /**
  * Lines are parsed apart (chat lines and note bullets seldom end in a full stop); compromise splits sentences.
+ * A line opening with a speaker's label ("Priya Nair: …") is that speaker's message: the label is no mention and
+ * the line's "I" is the speaker; an unlabelled line continues the previous line's message.
  * A sentence's verbs are read when first asked for: only sentences that refer to something need them.
  */
 const sentencesOf = (
   text: string,
-  chunk: number,
+  chunk: ExtractionChunk,
+  chunkIndex: number,
   firstIndex: number,
   parseAll: boolean,
-  plainWords: Set<string>
+  plainWords: Set<string>,
+  lineSpeakers: ReadonlyMap<string, string>,
+  turns: Array<string>
 ): Array<Sentence> => {
   const sentences: Array<Sentence> = []
   const lines = /[^\n]+/g
+  let speaker = chunk.speaker
   for (let line = lines.exec(text); line !== null; line = lines.exec(text)) {
-    const bullet = /^\s*(?:[-*•·>]+|\d+[.)])?\s*/.exec(line[0])![0].length
+    let bullet = /^\s*(?:[-*•·>]+|\d+[.)])?\s*/.exec(line[0])![0].length
+    const label = labelPattern.exec(line[0].slice(bullet))
+    const labelled = label === null ? undefined : lineSpeakers.get(normalizeName(label[1]!))
+    if (labelled !== undefined) {
+      speaker = labelled
+      bullet += label![0].length
+      turns.push(labelled)
+    } else if (chunk.speaker !== null && line.index === 0) {
+      turns.push(chunk.speaker.trim())
+    }
     const base = line.index + bullet
     const segment = line[0].slice(bullet)
     if (segment.trim().length === 0) continue
@@ -158,6 +231,7 @@ const sentencesOf = (
       for (const word of plainWordsOf(segment)) plainWords.add(word)
       continue
     }
+    const lineSpeaker = speaker
     nlp(segment).sentences().forEach((one) => {
       const view = one as Document
       const json = (view.json({ offset: true }) as ReadonlyArray<{ readonly terms: ReadonlyArray<TermJson> }>)[0]
@@ -178,7 +252,8 @@ const sentencesOf = (
       const end = last.end + (/^[.!?…"”')\]]*/.exec(last.post)?.[0].length ?? 0)
       sentences.push({
         index: firstIndex + sentences.length,
-        chunk,
+        chunk: chunkIndex,
+        speaker: lineSpeaker,
         start,
         end,
         text: text.slice(start, end).replace(/\s+/g, " ").trim(),
@@ -244,6 +319,8 @@ const organizationHeads = new Set([
   "ventures", "media", "party", "court", "police", "army", "navy", "times", "post", "journal", "herald", "fc",
   "club", "fund", "authority", "office", "bureau", "services", "network", "studios", "pharmaceuticals",
   "therapeutics", "energy", "industries", "solutions", "consulting", "parliament", "senate", "congress",
+  "analytics", "brewing", "brewery", "roasters", "bakery", "cafe", "café", "restaurant", "bistro", "gym", "clinic",
+  "pharmacy", "vets", "salon", "supermarket", "hotel", "shelter",
   "reuters", "press", "news", "museum", "hospital", "church", "orchestra", "team", "board", "organization",
   "organisation", "institution", "trust", "exchange", "reserve"
 ])
@@ -290,6 +367,10 @@ const organizationVerbs = new Set([
   "outbid", "delist", "list"
 ])
 
+/** Words of going and coming whose "to"/"from" names a place ("moved to", "flew back from", "a trip to"). */
+const motionWords =
+  /^(?:go|goes|going|gone|went|move[sd]?|moving|drive[sn]?|drove|driving|fl(?:y|ies|ew|own|ying)|travel(?:l?ed|l?ing|s)?|come|came|comes|coming|head(?:ed|ing|s)?|return(?:ed|ing|s)?|walk(?:ed|ing|s)?|relocat(?:e[sd]?|ing)|commut(?:e[sd]?|ing)|sail(?:ed|ing|s)?|arriv(?:e[sd]?|ing)|trip|flight|move|back|home|holiday|emigrat(?:e[sd]?|ing))$/
+
 /** Verbs whose object, when a place, is where the event happens ("visited Berlin"). */
 const motionVerbs = new Set(["visit", "tour", "reach", "enter", "leave", "invade", "occupy", "host"])
 
@@ -309,6 +390,8 @@ const hasTag = (term: Term, tags: ReadonlyArray<string>) => tags.some((tag) => t
 
 interface DocumentWords {
   readonly speakerKeys: ReadonlySet<string>
+  /** The speakers' first names (normalised), for short forms and vocatives. */
+  readonly speakerFirstNames: ReadonlySet<string>
   /** Lower-cased words the document also writes in lower case: such a word at a sentence start is no name. */
   readonly lowerCaseWords: ReadonlySet<string>
   /** Words the document writes capitalised inside a sentence. */
@@ -316,23 +399,65 @@ interface DocumentWords {
 }
 
 /** A capitalised word opening a sentence is a name only when nothing says it is an ordinary word. */
-const isSentenceInitialName = (term: Term, next: Term | undefined, context: DocumentWords) => {
+const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean, context: DocumentWords) => {
   const word = lower(term.text)
   if (context.capitalisedWords.has(word)) return true
   if (context.lowerCaseWords.has(word) || word in lexicon) return false
   if (!term.tags.has("Noun") || term.tags.has("Plural")) return false
   if (/(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(word)) return false
-  return next === undefined || next.tags.has("Verb") || next.tags.has("Conjunction") || /^[,;:]/.test(term.post) ||
+  // A chat message of one capitalised word ("Woohoo!", "Congrats") says nothing of being a name.
+  if (next === undefined) return !chat
+  return next.tags.has("Verb") || next.tags.has("Conjunction") || /^[,;:]/.test(term.post) ||
     hasTag(next, ["ProperNoun", "Person", "Organization", "Place"])
+}
+
+/** A speaker's first name or a short form that fits one ("Mel" when Melanie speaks). */
+const isSpeakerName = (word: string, context: DocumentWords) =>
+  context.speakerKeys.has(word) || (!isOrdinaryWord(word) && [...context.speakerFirstNames].some((name) => shortFormFits(word, name)))
+
+/** A speaker's first name or a short form of one, not their surname ("Ken", "Lu" while Kenji and Lucía speak). */
+const isSpeakerFirstName = (word: string, context: DocumentWords) =>
+  context.speakerFirstNames.has(word) ||
+  (!isOrdinaryWord(word) && [...context.speakerFirstNames].some((name) => shortFormFits(word, name)))
+
+/** A kinship or social noun (compromise's #Actor) that is not a job: "sister", "Uncle", "Mum", "Baba". */
+const kinWord = (term: Term) => lexiconTags(lower(term.text)).includes("Actor") && !personRoles.has(lower(term.text))
+
+/** Every word of two or more letters in capitals: shouting ("I PASSED MY DRIVING TEST"), not a run of acronyms. */
+const isShouted = (terms: ReadonlyArray<Term>) => {
+  const words = terms.filter((term) => /\p{L}{2}/u.test(term.text))
+  return words.length >= 2 && words.every((term) => !/\p{Ll}/u.test(term.text))
+}
+
+/** A word in capitals that is a name written loud ("KEN!!", "MEI"), not an acronym: a speaker's or a known first name. */
+const isLoudName = (term: Term, context: DocumentWords) => {
+  const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
+  return word.length >= 2 && !/\p{Ll}/u.test(term.text) &&
+    (isSpeakerName(word, context) || lexiconTags(word).some((tag) => /Name$/.test(tag)) || context.capitalisedWords.has(word))
 }
 
 const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, context: DocumentWords) => {
   const term = terms[i]!
   if (term.tags.has("AtMention")) return true
+  if (firstPerson.test(term.text)) return false
+  if (term.tags.has("Expression") && !context.speakerKeys.has(lower(term.text))) return false
+  // "Northgate Analytics, …": compromise reads an unknown opening word before a name as an imperative.
+  const unknownOpening = i === 0 && lexiconTags(lower(term.text)).length === 0 && isCapitalised(term.text) &&
+    terms[1] !== undefined && /^\p{Lu}\p{Ll}/u.test(terms[1].text) && terms[1].tags.has("ProperNoun") && /^\s*$/.test(term.post)
+  if (unknownOpening) return true
   if (hasTag(term, notNameTags) && !term.tags.has("ProperNoun") && !term.tags.has("Person")) return false
   if (hasTag(term, ["Date", "Month", "WeekDay", "Holiday", "Pronoun"]) || holidays.has(lower(term.text))) return false
+  // In a shouted sentence capitals say nothing: only a known name is one.
+  if (chat && isShouted(terms)) return isLoudName(term, context)
   if (!isCapitalised(term.text)) {
-    return (chat && hasTag(term, ["FirstName"])) || context.speakerKeys.has(lower(term.text))
+    if (isSpeakerName(lower(term.text), context)) return true
+    // From someone who writes in lower case, a first name or a word compromise's lexicon knows only as a name
+    // ("toronto", "youtube") is a name, unless after "my", "a", "the".
+    const previous = terms[i - 1]
+    const known = lexiconTags(lower(term.text))
+    const nameOnly = known.length > 0 && known.every((tag) => nameLexiconTags.has(tag) && tag !== "Demonym")
+    return chat && (hasTag(term, ["FirstName"]) || nameOnly) && !/^\p{Lu}/u.test(terms[0]!.text) &&
+      (previous === undefined || !hasTag(previous, ["Determiner", "Possessive", "Adjective", "Value"]))
   }
   if (/^\p{N}+$/u.test(term.text)) return false
   if (isDemonym(term, terms[i + 1])) return false
@@ -341,8 +466,50 @@ const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, contex
   if (hasTag(term, ["ProperNoun", "Person", "Place", "Organization", "Acronym"])) {
     return !(term.tags.has("Determiner") && terms.length > 1 && !isCapitalised(terms[i + 1]?.text ?? ""))
   }
-  return isSentenceInitialName(term, terms[i + 1], context)
+  if (isSpeakerName(lower(term.text), context)) return true
+  return isSentenceInitialName(term, terms[i + 1], chat, context)
 }
+
+/**
+ * A sentence's opening word before a name that is no part of it: a greeting, thanks or interjection ("Thanks Mel",
+ * "Haha Tom"), an adjective or adverb ("Poor Biscuit", "Also Mum"), or a word compromise does not know before a
+ * speaker's or a first name ("Congrats Pri", "Hola Kenji", "Woohoo Melanie"). Kinship and role words stay ("Uncle Emeka"), as do names compromise
+ * knows whole ("New York").
+ */
+const isOpener = (term: Term, next: Term, context: DocumentWords) => {
+  if (hasTag(term, ["Person", "Place", "Organization", "Honorific", "FirstName"])) return false
+  // "Morning Mum", "Afternoon Mum!": a greeting by the time of day, which chrono reads as a time.
+  if (hasTag(term, ["Date", "Time", "Duration"]) || chrono.casual.parse(term.text).length > 0) return true
+  const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
+  const known = lexiconTags(word)
+  if (known.includes("Actor")) return false
+  if (isOrdinaryWord(word) || term.tags.has("Expression")) return true
+  return known.length === 0 && !context.capitalisedWords.has(word) &&
+    (isSpeakerName(lower(next.text), context) || next.tags.has("FirstName"))
+}
+
+/**
+ * A one-word name that is an ordinary word ("That", "Glad", "Cool", "Here", "Since" compromise's lexicon knows as
+ * something else), a nationality ("German") or an elongated interjection ("Yayyy"): no entity. Kinship words stay
+ * ("Mum"), and so does a word compromise reads as a place or a name in its sentence ("to Nice").
+ */
+const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: boolean, context: DocumentWords) => {
+  const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
+  if (term.tags.has("Expression") && !context.speakerKeys.has(word)) return true
+  if (isSpeakerName(word, context)) return false
+  // "Ha!", "Woohoo!", "CHILD", "STATS": a chat sentence of one word, or a word in capitals the text also writes in lower case.
+  if (chat && !context.capitalisedWords.has(word) && !hasTag(term, ["FirstName", "Place", "Organization"])) {
+    if (alone) return true
+    if (!/\p{Ll}/u.test(term.text) && (context.lowerCaseWords.has(word) || lexiconTags(word).length > 0)) return true
+  }
+  if (term.tags.has("Demonym") || lexiconTags(word).includes("Demonym")) return true
+  if (/(\p{L})\1{2,}/u.test(term.text) && !lexiconTags(word).some((tag) => nameLexiconTags.has(tag))) return true
+  if (!isOrdinaryWord(word) || lexiconTags(word).includes("Actor") || hasTag(term, ["Person", "Place", "Organization"])) return false
+  // Inside a sentence a capital makes a common noun a name ("the Juice probe", "acquired Bridge").
+  return atStart || !lexiconTags(word).some((tag) => nounLexiconTags.has(tag))
+}
+
+const nounLexiconTags = new Set(["Noun", "Singular", "Plural", "Uncountable"])
 
 const demonyms = new Set(["french", "dutch", "greek", "thai", "swiss", "welsh", "irish", "scottish", "english", "czech", "iraqi", "israeli", "saudi", "pakistani", "bangladeshi", "yemeni", "kuwaiti", "qatari", "emirati", "somali", "nepali", "european", "african", "asian", "american", "arab"])
 
@@ -390,11 +557,28 @@ const kindFromContext = (
   const previous = before.length > 0 ? lower(before[before.length - 1]!.text) : ""
   const next = after[0]
   if (organizationHeads.has(head) && nameTerms.length > 1) return "organization"
+  // "my sister Ngozi", "Uncle Emeka", "Mum": a kinship or social noun (compromise's #Actor) names a person.
+  const kin = (term: Term | undefined) => term !== undefined && kinWord(term)
+  if (kin(before[before.length - 1]) || (nameTerms.length > 1 && kin(nameTerms[0])) || (nameTerms.length === 1 && kin(nameTerms[0]))) {
+    return "person"
+  }
+  // "drove up to Brunswick", "back from Minneapolis": where one goes or comes from is a place.
+  if (/^(?:to|from|into)$/.test(previous)) {
+    const mover = [...before.slice(-4, -1)].reverse().find((term) => !/^(?:up|down|over|out|all|straight|right)$/i.test(term.text))
+    if (mover !== undefined && motionWords.test(lower(mover.text))) return "place"
+  }
   if (placeHeads.has(head) && nameTerms.length > 1) return "place"
   if (nameTerms.some((term) => /^\p{Ll}+\p{Lu}|\p{L}-?\d/u.test(term.text))) return "product"
   if (next !== undefined && placeNouns.has(lower(next.text)) && /^(?:its|our|their|his|her|my|your)$/i.test(previous)) return "place"
   if (next !== undefined && (productNouns.has(lower(next.text)) || /^\d+(?:\.\d+)*$/.test(next.text))) return "product"
   if (personRoles.has(previous) && !organizationHeads.has(head)) return "person"
+  // "Priya Nair, Head of Operations": a name with a role after its comma is a person's.
+  if (next !== undefined && /^,/.test(nameTerms[nameTerms.length - 1]!.post) && /^\p{Lu}/u.test(next.text) &&
+    personRoles.has(lower(next.text))) return "person"
+  // "Head of Operations at Acme", "engineer at Globex": where a role is held is an organization.
+  if ((previous === "at" || previous === "for") && before.slice(-5, -1).some((term) => personRoles.has(lower(term.text)))) {
+    return "organization"
+  }
   if (next !== undefined && /^,/.test(nameTerms[nameTerms.length - 1]!.post)) {
     const role = after.slice(0, 4).map((term) => lower(term.text))
     if (["the", "a", "an", "its", "our", "their"].includes(role[0] ?? "") && role.slice(1).some((word) => personRoles.has(word))) {
@@ -438,7 +622,9 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       continue
     }
     let end = first + 1
-    const breaks = (at: number) => /[,;:)!?"”]|[.]\s/.test(terms[at - 1]!.post) && !/^\p{Lu}\.$/u.test(terms[at - 1]!.text + ".")
+    // "J. Smith", "St. Luke's": an initial's or an abbreviation's full stop ends no name.
+    const breaks = (at: number) => /[,;:)!?"”]|[.]\s/.test(terms[at - 1]!.post) &&
+      !(/^\p{Lu}\.$/u.test(terms[at - 1]!.text + ".") || (/^[.]\s*$/.test(terms[at - 1]!.post) && terms[at - 1]!.tags.has("Abbreviation")))
     while (end < terms.length) {
       if (breaks(end) || /\(/.test(terms[end]!.pre)) break
       if (isNameTerm(terms, end, chat, context) && !terms[end]!.tags.has("AtMention")) {
@@ -456,10 +642,45 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
         end += 2
         continue
       }
+      // "Revenge of the Pigeon", "Lord of the Rings": a capitalised "X of the Y" is one name.
+      if (word === "of" && /^the$/.test(terms[end + 1]?.text ?? "") && end + 2 < terms.length && !breaks(end + 1) &&
+        !breaks(end + 2) && /^\p{Lu}/u.test(terms[end + 2]!.text) && isNameTerm(terms, end + 2, chat, context)) {
+        end += 3
+        continue
+      }
       break
     }
     let nameTerms = terms.slice(first, end)
     if (nameTerms.length > 1 && lower(nameTerms[0]!.text) === "the") nameTerms = nameTerms.slice(1)
+    const atStart = nameTerms[0] === terms[0] || /[.!?:]\s*$/.test(terms[terms.indexOf(nameTerms[0]!) - 1]!.post)
+    while (atStart && !honorific && nameTerms.length > 1 && isOpener(nameTerms[0]!, nameTerms[1]!, context)) {
+      nameTerms = nameTerms.slice(1)
+    }
+    if (nameTerms.length === 1 && !honorific && isOrdinaryName(nameTerms[0]!, atStart, terms.length === 1, chat, context)) {
+      i = end
+      continue
+    }
+    // A job title ("Head of Operations", "Director"): a role, not someone; the unit after its "of" is no entity either.
+    const titleEnd = roleTitleEnd(terms, terms.indexOf(nameTerms[0]!))
+    if (titleEnd !== null && (nameTerms.length === 1 || titleEnd > terms.indexOf(nameTerms[0]!) + 1)) {
+      i = Math.max(end, titleEnd)
+      continue
+    }
+    // "Feliz Navidad Ken", "Welcome to Ireland Lu": a speaker's first name or short form closing a name is a vocative.
+    const last = nameTerms[nameTerms.length - 1]!
+    if (
+      chat && nameTerms.length > 1 && !honorific && isSpeakerFirstName(lower(last.text), context) &&
+      !context.speakerKeys.has(normalizeName(nameTerms.map((term) => term.text).join(" ")).split(" ")[0]!) &&
+      !hasTag(nameTerms[nameTerms.length - 2]!, ["FirstName", "Honorific"]) && !kinWord(nameTerms[nameTerms.length - 2]!)
+    ) {
+      const rest = nameTerms.slice(0, -1)
+      if (!(rest.length === 1 && isOrdinaryName(rest[0]!, atStart, false, chat, context))) {
+        spans.push({ terms: rest, title: null, parenthetical: /\(/.test(rest[0]!.pre), quoted: false })
+      }
+      spans.push({ terms: [last], title: null, parenthetical: false, quoted: false })
+      i = end
+      continue
+    }
     const quoted = /["“]/.test(nameTerms[0]!.pre) && /["”]/.test(nameTerms[nameTerms.length - 1]!.post)
     if (nameTerms.length > 0 && !(nameTerms.length === 1 && lower(nameTerms[0]!.text) === "the")) {
       spans.push({ terms: nameTerms, title: honorific ? terms[i]! : null, parenthetical: /\(/.test(nameTerms[0]!.pre), quoted })
@@ -467,6 +688,26 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     i = end
   }
   return spans
+}
+
+/**
+ * Where a job title starting at `at` ends: a capitalised role word ("Head", "Director", "CTO"), with "of" and the
+ * capitalised words of a unit that is not itself a named organization or place ("Head of Operations"); null when
+ * no title starts there.
+ */
+const roleTitleEnd = (terms: ReadonlyArray<Term>, at: number): number | null => {
+  const role = terms[at]
+  if (role === undefined || !/^\p{Lu}/u.test(role.text) || !personRoles.has(lower(role.text)) || hasTag(role, ["Person", "FirstName"])) {
+    return null
+  }
+  if (!/^of$/i.test(terms[at + 1]?.text ?? "")) return at + 1
+  let end = at + 2
+  while (end < terms.length && /^\p{Lu}/u.test(terms[end]!.text) && !hasTag(terms[end]!, ["Organization", "Place", "Person"])) {
+    end++
+    if (/[,;:.!?]/.test(terms[end - 1]!.post)) break
+  }
+  const unit = terms.slice(at + 2, end)
+  return unit.length > 0 && kindFromHead(unit) === null ? end : at + 1
 }
 
 /** Quoted titles ("The Quiet Shore") after a work noun, or of capitalised words, are works. */
@@ -516,7 +757,7 @@ const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, 
   const mentions: Array<Mention> = []
   for (const sentence of sentences) {
     const chunk = input.chunks[sentence.chunk]!
-    const chat = chunk.speaker !== null
+    const chat = sentence.speaker !== null
     const works = quotedWorksOf(sentence, chunk.text)
     const drafts: Array<MentionDraft> = works.map((work) => ({
       sentence: sentence.index, chunk: sentence.chunk, start: work.start, end: work.end, surface: work.surface,
@@ -533,10 +774,14 @@ const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, 
       if (key.length === 0 || (key.length === 1 && span.title === null)) continue
       const index = sentence.terms.indexOf(span.terms[0]!)
       const lastIndex = sentence.terms.indexOf(last)
-      const acronym = span.terms.length === 1 && isAcronymText(span.terms[0]!.text)
+      // "KEN!!": a name written loud is the name, not an acronym.
+      const loud = chat && span.terms.length === 1 && isLoudName(span.terms[0]!, context)
+      const acronym = !loud && span.terms.length === 1 && isAcronymText(span.terms[0]!.text)
       const tagged = kindFromTags(span.terms)
       const kind = span.title !== null
         ? "person"
+        : loud
+        ? (isSpeakerName(key, context) || lexiconTags(key).some((tag) => /Name$/.test(tag)) ? "person" : null)
         : span.quoted
         ? "work"
         : kindFromHead(span.terms) !== null
@@ -582,7 +827,7 @@ const compatible = (a: EntityKind | null, b: EntityKind | null) => a === null ||
 const keysFor = (key: string, kind: EntityKind | null) =>
   kind === "organization" || kind === null ? [key, withoutCorporateSuffix(key)] : [key]
 
-const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInput): Array<EntityDraft> => {
+const resolveEntities = (mentions: ReadonlyArray<Mention>, turns: ReadonlyArray<string>): Array<EntityDraft> => {
   const entities: Array<EntityDraft> = []
   const create = (kind: EntityKind | null, key: string, at: number) => {
     entities.push({ kind, keys: new Set(keysFor(key, kind)), surfaces: [], mentions: [], spoken: 0, firstPosition: at })
@@ -613,15 +858,14 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInpu
         : []
     )
 
-  for (const chunk of input.chunks) {
-    if (chunk.speaker === null || normalizeName(chunk.speaker).length === 0) continue
-    const key = normalizeName(chunk.speaker)
-    const at = position(input.chunks.indexOf(chunk), 0)
+  turns.forEach((speaker, turn) => {
+    const key = normalizeName(speaker)
+    if (key.length === 0) return
     const existing = entities.findIndex((entity) => entity.keys.has(key))
-    const entity = existing >= 0 ? existing : create("person", key, at)
+    const entity = existing >= 0 ? existing : create("person", key, turn - turns.length)
     entities[entity]!.spoken++
-    entities[entity]!.surfaces.push(chunk.speaker.trim())
-  }
+    entities[entity]!.surfaces.push(speaker)
+  })
 
   const isShortPerson = (mention: Mention) => {
     const tokens = mention.key.split(" ")
@@ -636,6 +880,10 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInpu
     const at = position(mention.chunk, mention.start)
     attach(mention, nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
   }
+  const loneNames = new Set([
+    ...ordered.filter(isShortPerson).map((mention) => mention.key).filter((key) => !key.includes(" ")),
+    ...turns.map((speaker) => normalizeName(speaker)).filter((key) => key.length > 0 && !key.includes(" "))
+  ])
   for (const mention of ordered.filter(isShortPerson)) {
     const at = position(mention.chunk, mention.start)
     const tokens = mention.key.split(" ")
@@ -654,7 +902,9 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInpu
           : []
       })
     // A first name or surname joins a full name; a name of unknown kind may also be an organization's first word.
-    const candidates = [
+    // A first name that is also a short form of another one-word name ("Sam": Sam Hollis, Samira) joins neither.
+    const ambiguous = initial === null && [...loneNames].some((name) => name !== word && shortFormFits(word, name))
+    const candidates = ambiguous ? [] : [
       containing(["person"], false),
       mention.kind === null && initial === null ? containing([null], false) : [],
       mention.kind === null && initial === null ? containing(["organization"], true) : []
@@ -686,7 +936,51 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, input: ExtractionInpu
       attach(mention, nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
     }
   }
+  joinShortForms(entities)
   return entities
+}
+
+/**
+ * A one-word name that fits exactly one person of the document as a short form or nickname of their first name
+ * joins them ("Mel" → Melanie, "Tommy" → Thomas Becker); one that fits two ("Sam": Sam Hollis, Samira) stays apart.
+ * The persons it may join: speakers, persons with a full name, and one-word persons that are no short form themselves.
+ */
+const joinShortForms = (entities: Array<EntityDraft>) => {
+  const wordOf = (entity: EntityDraft) => [...entity.keys].find((key) => key.length > 0 && !key.includes(" ")) ?? null
+  const firstNames = (entity: EntityDraft) => [...entity.keys].map((key) => key.split(" ")[0]!).filter((key) => key.length > 0)
+  const live = (entity: EntityDraft) => entity.mentions.length + entity.spoken > 0
+  const fits = (word: string, entity: EntityDraft) => firstNames(entity).some((name) => name === word || shortFormFits(word, name))
+  const anchors = entities.flatMap((entity, index) =>
+    entity.kind === "person" && live(entity) && (entity.spoken > 0 || [...entity.keys].some((key) => key.includes(" ")))
+      ? [index]
+      : []
+  )
+  const targets = [
+    ...anchors,
+    ...entities.flatMap((entity, index) => {
+      const word = wordOf(entity)
+      return entity.kind === "person" && live(entity) && !anchors.includes(index) && word !== null &&
+          !anchors.some((anchor) => fits(word, entities[anchor]!))
+        ? [index]
+        : []
+    })
+  ]
+  entities.forEach((entity, index) => {
+    const word = wordOf(entity)
+    if (word === null || entity.spoken > 0 || entity.mentions.length === 0 || (entity.kind !== "person" && entity.kind !== null)) return
+    if ([...entity.keys].some((key) => key.includes(" "))) return
+    const into = targets.filter((target) => target !== index && fits(word, entities[target]!))
+    if (into.length !== 1) return
+    const target = entities[into[0]!]!
+    for (const mention of entity.mentions) {
+      mention.entity = into[0]!
+      target.mentions.push(mention)
+    }
+    target.surfaces.push(...entity.surfaces)
+    for (const key of entity.keys) target.keys.add(key)
+    entity.mentions.length = 0
+    entity.surfaces.length = 0
+  })
 }
 
 type Precision = TimeValue["precision"]
@@ -1081,8 +1375,7 @@ const eventsOf = (
 ): Array<ExtractedEvent> => {
   const events: Array<ExtractedEvent> = []
   let previousTime: TimeValue | null = null
-  const speakerEntity = (chunk: number) => {
-    const speaker = input.chunks[chunk]!.speaker
+  const speakerEntity = (speaker: string | null) => {
     if (speaker === null) return null
     const key = normalizeName(speaker)
     const found = entities.findIndex((entity) => entity.kind === "person" && entity.keys.has(key))
@@ -1107,7 +1400,7 @@ const eventsOf = (
   for (const sentence of sentences) {
     const chunk = input.chunks[sentence.chunk]!
     const source = chunk.text
-    const speaker = speakerEntity(sentence.chunk)
+    const speaker = speakerEntity(sentence.speaker)
     const anchor = anchorOf(chunk.spokenAt ?? input.documentDate)
     const times = timeMentionsOf(sentence, source, anchor)
     const references: Array<Reference> = mentions
@@ -1160,7 +1453,7 @@ const eventsOf = (
     if (references.length === 0 && speaker === null) continue
 
     const titles = mentions.filter((mention) => mention.sentence === sentence.index && mention.kind === "work")
-    const verbs = clauseVerbsOf(sentence, titles, chunk.speaker !== null)
+    const verbs = clauseVerbsOf(sentence, titles, sentence.speaker !== null)
     const question = /\?["”')\]]*$/.test(sentence.text)
     interface Clause {
       readonly verb: Verb
@@ -1353,6 +1646,9 @@ const organizationActorVerbs = new Set([
   "list", "outbid", "license", "recall", "fine", "employ", "manufacture"
 ])
 
+/** Verbs whose object, when the text leaves its kind open, is a work ("we watched Aftersun", "finished Babel"). */
+const workObjectVerbs = new Set(["read", "watch", "reread", "rewatch", "binge", "stream", "finish", "recommend", "review", "listen to"])
+
 /** Verbs whose object, when the text leaves its kind open, is an organization ("joined Globex"). */
 const organizationObjectVerbs = new Set(["join", "found", "acquire", "buy", "purchase", "fund", "sue", "hire"])
 
@@ -1369,6 +1665,9 @@ const inferKindsFromEvents = (events: ReadonlyArray<ExtractedEvent>, entities: R
       if (personVerbs.has(event.kind)) entities[index]!.kind = "person"
       else if (organizationActorVerbs.has(event.kind)) entities[index]!.kind = "organization"
     }
+    if (workObjectVerbs.has(event.kind)) {
+      for (const index of objects.filter(open)) entities[index]!.kind = "work"
+    }
     if (organizationObjectVerbs.has(event.kind) && actors.some((index) => entities[index]!.kind === "organization")) {
       for (const index of objects.filter(open)) entities[index]!.kind = "organization"
     }
@@ -1378,38 +1677,66 @@ const inferKindsFromEvents = (events: ReadonlyArray<ExtractedEvent>, entities: R
   }
 }
 
+/**
+ * A name of two or three words the text leaves open is a person's when its first word is a word of a person's name
+ * in the document ("Emeka Obi" beside Uncle Emeka) or its last word is a speaker's ("Amara Chiamaka Okafor").
+ */
+const inferPersonsFromNames = (entities: ReadonlyArray<EntityDraft>, speakerKeys: ReadonlySet<string>) => {
+  const personWords = new Set(entities.flatMap((entity) =>
+    entity.kind === "person" ? [...entity.keys].flatMap((key) => key.split(" ")).filter((word) => !isOrdinaryWord(word)) : []
+  ))
+  for (const entity of entities) {
+    if (entity.kind !== null || entity.mentions.length === 0) continue
+    const words = normalizeName(nameOf(entity)).split(" ")
+    if (words.length < 2 || words.length > 3) continue
+    if (personWords.has(words[0]!) || speakerKeys.has(words[words.length - 1]!)) entity.kind = "person"
+  }
+}
+
 /** The fullest form: most words, then most used, then first seen; organizations prefer a name to an acronym. */
 const nameOf = (entity: EntityDraft): string => {
   const counts = new Map<string, number>()
   for (const surface of entity.surfaces) counts.set(surface, (counts.get(surface) ?? 0) + 1)
   const words = (surface: string) => surface.split(/\s+/).length - (isAcronymText(surface) ? 0.5 : 0)
-  return [...counts.keys()].sort((a, b) => words(b) - words(a) || counts.get(b)! - counts.get(a)! || entity.surfaces.indexOf(a) - entity.surfaces.indexOf(b))[0]!
+  // A person's short form joined to them ("Sam" of Samira) is no better a name for being used more.
+  const shortOf = (a: string, b: string) => entity.kind === "person" && shortFormFits(normalizeName(a), normalizeName(b))
+  return [...counts.keys()].sort((a, b) =>
+    words(b) - words(a) || Number(shortOf(a, b)) - Number(shortOf(b, a)) || counts.get(b)! - counts.get(a)! ||
+    entity.surfaces.indexOf(a) - entity.surfaces.indexOf(b)
+  )[0]!
 }
 
 export const extractRules = (input: ExtractionInput): Extraction => {
   const sentences: Array<Sentence> = []
-  const speakerKeys = new Set(input.chunks.flatMap((chunk) => (chunk.speaker === null ? [] : [lower(chunk.speaker)])))
-  // A speaker makes any line an event ("i'll send it"), and a speaker's name may be written in lower case.
-  const parseAll = speakerKeys.size > 0
+  const lineSpeakers = lineSpeakersOf(input)
+  // A speaker's names, each word apart: they are names even written in lower case.
+  const speakerKeys = new Set([...lineSpeakers.keys()].flatMap((key) => key.split(" ")))
+  // A speaker makes any line an event ("i'll send it").
+  const parseAll = lineSpeakers.size > 0
   const lowerCaseWords = new Set<string>()
+  const turns: Array<string> = []
   input.chunks.forEach((chunk, index) => {
-    sentences.push(...sentencesOf(chunk.text, index, sentences.length, parseAll, lowerCaseWords))
+    sentences.push(...sentencesOf(chunk.text, chunk, index, sentences.length, parseAll, lowerCaseWords, lineSpeakers, turns))
   })
   const capitalisedWords = new Set<string>()
   for (const sentence of sentences) {
     sentence.terms.forEach((term, i) => {
       if (/^\p{Ll}/u.test(term.text)) lowerCaseWords.add(lower(term.text))
-      else if (i > 0 && /^\p{Lu}/u.test(term.text) && !/[.!?:]\s*$/.test(sentence.terms[i - 1]!.post)) capitalisedWords.add(lower(term.text))
+      else if (i > 0 && /^\p{Lu}\p{Ll}/u.test(term.text) && !/[.!?:]\s*$/.test(sentence.terms[i - 1]!.post)) {
+        capitalisedWords.add(lower(term.text))
+      }
     })
   }
-  const context: DocumentWords = { speakerKeys, lowerCaseWords, capitalisedWords }
+  const speakerFirstNames = new Set([...lineSpeakers.keys()].map((key) => key.split(" ")[0]!))
+  const context: DocumentWords = { speakerKeys, speakerFirstNames, lowerCaseWords, capitalisedWords }
   const mentions = mentionsOf(sentences, input, context)
-  const drafts = resolveEntities(mentions, input)
+  const drafts = resolveEntities(mentions, turns)
 
   // Provisional keys; events are built against them and renamed once the kinds are final.
   const provisional = drafts.map((_, index) => `#${index}`)
   const events = eventsOf(sentences, mentions, drafts, input, (entity) => provisional[entity]!)
   inferKindsFromEvents(events, drafts, provisional)
+  inferPersonsFromNames(drafts, speakerKeys)
 
   const kept = drafts.map((draft, index) => ({ draft, index })).filter(({ draft }) => draft.mentions.length > 0 || draft.spoken > 0)
   const taken = new Set<string>()

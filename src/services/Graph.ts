@@ -16,7 +16,7 @@ import type {
 import { CursorTime, cursorTimeFormat, PageCursor, takePage } from "../domain/Page.ts"
 import type { UserId } from "../domain/User.ts"
 import { entityKinds, type ExtractedEntity, type Extraction } from "../extract/Extraction.ts"
-import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName } from "../extract/resolve.ts"
+import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName, personForShortForm, shortFormOf } from "../extract/resolve.ts"
 import type { Issue } from "./Sources.ts"
 
 export type GraphError =
@@ -180,13 +180,16 @@ interface Resolution {
 /**
  * Resolves the entities in order, each to the source's entity it is (a shared key, compatible kinds) or to a new
  * one created at `now`; each sees the entities and keys the ones before it added. `found` must hold every key row
- * (with its entity) of the source under any match key of the entities.
+ * (with its entity) of the source under any match key of the entities. A one-word name no key matches joins the
+ * one person of the source whose first name it is or fits as a short form (`persons`: the key rows of the source's
+ * persons starting with its letter), so "Mel" in one document is the Melanie of another.
  */
 const resolveEntities = (
   sourceId: string,
   entities: ReadonlyArray<{ readonly extracted: ExtractedEntity; readonly name: string }>,
   found: ReadonlyArray<SourceEntity & { readonly key: string }>,
-  now: Date
+  now: Date,
+  persons: ReadonlyArray<SourceEntity & { readonly key: string }> = []
 ): Resolution => {
   const known = new Map<string, SourceEntity>()
   // By key as the database has it: the driver replaces lone surrogates, hence toWellFormed on our own keys.
@@ -201,6 +204,11 @@ const resolveEntities = (
   for (const row of found) {
     known.set(row.id, row)
     addKey(row.key, row.id)
+  }
+  const personKeys: Array<{ id: string; key: string }> = []
+  for (const row of persons) {
+    if (!known.has(row.id)) known.set(row.id, row)
+    personKeys.push({ id: row.id, key: row.key })
   }
   const entityIds: Array<string> = []
   const created = new Map<string, Resolution["created"][number]>()
@@ -231,8 +239,12 @@ const resolveEntities = (
       (a.entity.id < b.entity.id ? -1 : 1)
     )[0]
     const description = extracted.description?.trim() || null
+    const short = best === undefined ? shortFormOf({ name, kind }) : null
+    const person = short === null ? null : personForShortForm(short, personKeys)
     let entity: SourceEntity
-    if (best === undefined) {
+    if (best === undefined && person !== null) {
+      entity = known.get(person)!
+    } else if (best === undefined) {
       entity = { id: randomUUID(), name, kind, mention_count: 0, created_at: now }
       known.set(entity.id, entity)
       created.set(entity.id, { id: entity.id, source_id: sourceId, name, kind, description })
@@ -247,6 +259,7 @@ const resolveEntities = (
     }
     for (const key of matchKeys({ name, kind: entity.kind, aliases: extracted.aliases })) {
       if (addKey(key.toWellFormed(), entity.id)) keys.push({ source_id: sourceId, key, entity_id: entity.id })
+      if (entity.kind === "person") personKeys.push({ id: entity.id, key })
     }
     const canonical = normalizeName(entity.name)
     for (const alias of [name, ...extracted.aliases].map((alias) => alias.trim())) {
@@ -386,7 +399,20 @@ export class Graph extends Context.Service<Graph, {
             SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at
             FROM entity_keys k JOIN entities e ON e.id = k.entity_id
             WHERE k.source_id = ${sourceId} AND k.key = ANY(${[...keys]}::text[])`
-          const resolution = resolveEntities(sourceId, entities, found, now)
+          // The source's persons a one-word name may be a short form of, by its first letter (a range of the key index).
+          const letters = new Set(entities.flatMap(({ extracted, name }) => {
+            const short = shortFormOf({ name, kind: knownKind(extracted.kind) })
+            return short === null ? [] : [String.fromCodePoint(short.codePointAt(0)!)]
+          }))
+          const persons: Array<SourceEntity & { key: string }> = []
+          for (const letter of letters) {
+            const next = String.fromCodePoint(letter.codePointAt(0)! + 1)
+            persons.push(...yield* sql<SourceEntity & { key: string }>`
+              SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at
+              FROM entity_keys k JOIN entities e ON e.id = k.entity_id
+              WHERE k.source_id = ${sourceId} AND k.key >= ${letter} AND k.key < ${next} AND e.kind = 'person'`)
+          }
+          const resolution = resolveEntities(sourceId, entities, found, now, persons)
           for (const batch of Arr.chunksOf(resolution.created, 1000)) {
             yield* sql`INSERT INTO entities ${sql.insert(batch)}`
           }

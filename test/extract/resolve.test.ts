@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest"
-import { matchKeys, normalizeName, organizationAcronyms, sameEntity } from "../../src/extract/resolve.ts"
+import {
+  matchKeys,
+  normalizeName,
+  organizationAcronyms,
+  personForShortForm,
+  sameEntity,
+  shortFormFits,
+  shortFormOf
+} from "../../src/extract/resolve.ts"
 
 describe("normalizeName", () => {
   it.each([
@@ -79,5 +87,65 @@ describe("sameEntity", () => {
     expect(sameEntity(entity("Jordan", "other"), entity("Jordan", "place"))).toBe(true)
     expect(sameEntity(entity("Apple", "concept"), entity("Apple", "organization"))).toBe(true)
     expect(sameEntity(entity("Acme", "organization"), entity("Globex", "organization"))).toBe(false)
+  })
+})
+
+describe("shortFormFits", () => {
+  it.each([
+    ["mel", "melanie"],
+    ["deb", "deborah"],
+    ["tom", "thomas"],
+    ["tommy", "thomas"],
+    ["tommyyy", "thomas"],
+    ["pri", "priya"],
+    ["lu", "lucia"],
+    ["maggie", "margaret"],
+    ["mags", "margaret"],
+    ["hal", "harold"],
+    ["lena", "elena"],
+    ["kolya", "nikolai"],
+    ["desi", "desislava"],
+    ["meimei", "mei"]
+  ])("%s is a short form of %s", (short, name) => {
+    expect(shortFormFits(short, name)).toBe(true)
+  })
+
+  it.each([
+    ["melanie", "mel"],
+    ["mark", "margaret"],
+    ["dan", "diana"],
+    ["tim", "thomas"],
+    ["bob", "robert"],
+    ["leeds", "lee"],
+    ["sam", "sam"]
+  ])("%s is no short form of %s", (short, name) => {
+    expect(shortFormFits(short, name)).toBe(false)
+  })
+})
+
+describe("personForShortForm", () => {
+  const persons = [
+    { id: "melanie", key: "melanie" },
+    { id: "deborah", key: "deborah okafor" },
+    { id: "hollis", key: "sam hollis" },
+    { id: "samira", key: "samira" }
+  ]
+
+  it("finds the one person whose first name the word is or fits", () => {
+    expect(personForShortForm("mel", persons)).toBe("melanie")
+    expect(personForShortForm("deb", persons)).toBe("deborah")
+    expect(personForShortForm("deborah", persons)).toBe("deborah")
+  })
+
+  it("finds none when two people fit or nobody does", () => {
+    expect(personForShortForm("sam", persons)).toBeNull()
+    expect(personForShortForm("tom", persons)).toBeNull()
+  })
+
+  it("considers one-word names of persons and undetermined kinds only", () => {
+    expect(shortFormOf({ name: "Mel", kind: "person" })).toBe("mel")
+    expect(shortFormOf({ name: "Deb", kind: "other" })).toBe("deb")
+    expect(shortFormOf({ name: "Melanie Smith", kind: "person" })).toBeNull()
+    expect(shortFormOf({ name: "Bath", kind: "place" })).toBeNull()
   })
 })

@@ -304,3 +304,132 @@ describe("extractRules: determinism", () => {
     expect(JSON.stringify(second)).toBe(JSON.stringify(first))
   })
 })
+
+describe("extractRules: entities in conversation", () => {
+  const names = (extraction: Extraction) => extraction.entities.map((entity) => entity.name).sort()
+  const at = (minute: number) => `2023-05-08T10:${String(minute).padStart(2, "0")}:00Z`
+
+  it("makes no entity of greetings, interjections, thanks, pronouns, opening common words or bare adjectives", () => {
+    const extraction = extractRules(chat(
+      ["Caroline", at(0), "Thanks! That was such a good evening."],
+      ["Melanie", at(1), "Glad you came. Cool venue too"],
+      ["Caroline", at(2), "Absolutely!"],
+      ["Melanie", at(3), "Here, I found the photos. Since then I have not stopped smiling"],
+      ["Caroline", at(4), "Congrats!!"],
+      ["Melanie", at(5), "Woohoo!"],
+      ["Caroline", at(6), "Haha. Wow. That is amazing"],
+      ["Melanie", at(7), "I PASSED MY DRIVING TEST THIS MORNING"]
+    ))
+    expect(names(extraction)).toEqual(["Caroline", "Melanie"])
+  })
+
+  it("takes the name out of a vocative and joins a short form to the one speaker it fits", () => {
+    const extraction = extractRules(chat(
+      ["Caroline", at(0), "Thanks Mel, the painting is lovely"],
+      ["Melanie", at(1), "Congrats Caroline! You earned it"],
+      ["Caroline", at(2), "Haha Mel stop"],
+      ["Caroline", at(2), "Afternoon Mel!"],
+      ["Melanie", at(3), "CAROLINE!!"]
+    ))
+    expect(names(extraction)).toEqual(["Caroline", "Melanie"])
+    expect(entityNamed(extraction, "Melanie").aliases).toEqual(["Mel"])
+    expect(entityNamed(extraction, "Melanie").kind).toBe("person")
+    expect(entityNamed(extraction, "Melanie").mentions).toBe(2 + 3)
+  })
+
+  it("makes each speaker a person, also from 'Name:' labels of a chunk holding several messages", () => {
+    const extraction = extractRules({
+      title: "session",
+      documentDate: null,
+      chunks: [{
+        ordinal: 0,
+        speaker: null,
+        spokenAt: at(0),
+        text: "Priya Nair: Guess what, I got the Leeds job!\n\nThomas Becker: No way. Congrats Pri\n\n" +
+          "Priya Nair: Thanks Tom\n\nThomas Becker: Tommyyy is proud of you"
+      }]
+    })
+    expect(entityNamed(extraction, "Priya Nair").kind).toBe("person")
+    expect(entityNamed(extraction, "Priya Nair").aliases).toEqual(["Pri"])
+    expect(entityNamed(extraction, "Thomas Becker").kind).toBe("person")
+    expect([...entityNamed(extraction, "Thomas Becker").aliases].sort()).toEqual(["Tom", "Tommyyy"])
+    expect(entityNamed(extraction, "Leeds").kind).toBe("place")
+    expect(names(extraction)).toEqual(["Leeds", "Priya Nair", "Thomas Becker"])
+    const got = extraction.events.find((event) => event.kind === "get")
+    expect(got?.participants[0]).toEqual({ entity: entityNamed(extraction, "Priya Nair").key, role: "actor" })
+  })
+
+  it("joins nicknames to the one person whose first name they fit (Deb → Deborah, Hal → Harold, Lena → Elena)", () => {
+    const extraction = extractRules(chat(
+      ["Deborah Okafor", at(0), "Harold Jensen and Elena Petrova are coming on Sunday"],
+      ["Chidi Okafor", at(1), "Deb, is Hal bringing the dog? Lena said she would"],
+      ["Deborah Okafor", at(2), "Hal is, yes"]
+    ))
+    expect(entityNamed(extraction, "Deborah Okafor").aliases).toEqual(["Deb"])
+    expect(entityNamed(extraction, "Harold Jensen").aliases).toEqual(["Hal"])
+    expect(entityNamed(extraction, "Elena Petrova").aliases).toEqual(["Lena"])
+    expect(names(extraction)).toEqual(["Chidi Okafor", "Deborah Okafor", "Elena Petrova", "Harold Jensen"])
+  })
+
+  it("leaves a short form that fits two people alone, and keeps two people who share a first name apart", () => {
+    const extraction = extractRules(chat(
+      ["Priya Nair", at(0), "Sam Hollis from work and my cousin Samira both ran the Bath Half"],
+      ["Thomas Becker", at(1), "Which Sam beat you?"],
+      ["Priya Nair", at(2), "Uncle Emeka met Emeka Obi at church"]
+    ))
+    expect(entityNamed(extraction, "Sam Hollis").aliases).toEqual([])
+    expect(entityNamed(extraction, "Samira").aliases).toEqual([])
+    expect(entityNamed(extraction, "Sam").kind).not.toBe("organization")
+    expect(entityNamed(extraction, "Uncle Emeka").key).not.toBe(entityNamed(extraction, "Emeka Obi").key)
+  })
+
+  it("reads kinds from the words around a name: kin, going to and from, watching and reading, a business's head word", () => {
+    const extraction = extractRules(chat(
+      ["Deborah Okafor", at(0), "My sister Ngozi drove up to Brunswick yesterday"],
+      ["Chidi Okafor", at(1), "We watched Aftersun after the appointment at Kirkstall Vets"],
+      ["Deborah Okafor", at(2), "Ngozi is back from Onitsha on Friday"]
+    ))
+    expect(entityNamed(extraction, "Ngozi").kind).toBe("person")
+    expect(entityNamed(extraction, "Brunswick").kind).toBe("place")
+    expect(entityNamed(extraction, "Onitsha").kind).toBe("place")
+    expect(entityNamed(extraction, "Aftersun").kind).toBe("work")
+    expect(entityNamed(extraction, "Kirkstall Vets").kind).toBe("organization")
+  })
+
+  it("reads names from people who write in lower case: known places and first names, speakers' short forms", () => {
+    const extraction = extractRules(chat(
+      ["Aisha Rahman", at(0), "ok first week in toronto survived"],
+      ["Diego Alvarez", at(1), "proud of u aish. my flat is a mess, alex says hi"],
+      ["Aisha Rahman", at(2), "lmaooo thanks dieg"]
+    ))
+    expect(entityNamed(extraction, "toronto").kind).toBe("place")
+    expect(entityNamed(extraction, "alex").kind).toBe("person")
+    expect(entityNamed(extraction, "Aisha Rahman").aliases).toEqual(["aish"])
+    expect(entityNamed(extraction, "Diego Alvarez").aliases).toEqual(["dieg"])
+    expect(names(extraction)).toEqual(["Aisha Rahman", "Diego Alvarez", "alex", "toronto"])
+  })
+
+  it("takes a speaker's name closing a name for a vocative", () => {
+    const extraction = extractRules(chat(
+      ["Kenji Watanabe", at(0), "Congrats on the move"],
+      ["Lucía Fernández", at(1), "Thanks! Dublin is lovely"],
+      ["Kenji Watanabe", at(2), "Welcome to Ireland Lu"]
+    ))
+    expect(names(extraction)).toEqual(["Dublin", "Ireland", "Kenji Watanabe", "Lucía Fernández"])
+    expect(entityNamed(extraction, "Lucía Fernández").aliases).toEqual(["Lu"])
+  })
+
+  it("reads a meeting note's people, roles and organizations", () => {
+    const extraction = extractRules(document(
+      "Weekly sync\nPriya Nair, Head of Operations at Acme, said the Lisbon launch moves to June.\n" +
+        "Jonas Berg, Director of Finance, will send the Globex contract."
+    ))
+    expect(entityNamed(extraction, "Priya Nair").kind).toBe("person")
+    expect(entityNamed(extraction, "Jonas Berg").kind).toBe("person")
+    expect(entityNamed(extraction, "Acme").kind).toBe("organization")
+    expect(entityNamed(extraction, "Lisbon").kind).toBe("place")
+    expect(names(extraction)).not.toContain("Head")
+    expect(names(extraction)).not.toContain("Operations")
+    expect(names(extraction)).not.toContain("Finance")
+  })
+})

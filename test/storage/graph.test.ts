@@ -144,6 +144,37 @@ for (const engine of engines) {
         assert.deepStrictEqual(rows.find((row) => row.name === "General Motors")!.aliases, ["GM"])
       }))
 
+    it.effect("a one-word name joins the one person of the source it is a short form of; two that fit stay apart", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const graph = yield* Graph
+        const token = yield* login(url, "Nicknames")
+        const sourceId = yield* createSource(url, token)
+        const store = (title: string, text: string, extraction: Extraction) =>
+          Effect.gen(function*() {
+            const id = yield* seedDocument(sourceId, title, [text])
+            yield* graph.store(id, 1, extraction)
+            yield* graph.activate(id, 1)
+          })
+        const people = (...named: ReadonlyArray<readonly [string, "person" | "other"]>): Extraction => ({
+          entities: named.map(([name, kind], i) => entity(`e${i}`, name, kind)),
+          events: [event("They met", "meet", named.map((_, i) => [`e${i}`, "participant"] as const), { chunks: [0] })]
+        })
+        yield* store(
+          "first",
+          "Melanie, Deborah Okafor, Sam Hollis and Samira met.",
+          people(["Melanie", "person"], ["Deborah Okafor", "person"], ["Sam Hollis", "person"], ["Samira", "person"])
+        )
+        yield* store("second", "Mel, Deb and Sam met.", people(["Mel", "person"], ["Deb", "other"], ["Sam", "person"]))
+        yield* store("third", "Mel met Tom.", people(["Mel", "person"], ["Tom", "person"]))
+        const rows = yield* entityRows(sourceId)
+        assert.deepStrictEqual(rows.map((row) => row.name), ["Deborah Okafor", "Melanie", "Sam", "Sam Hollis", "Samira", "Tom"])
+        assert.deepStrictEqual(rows.find((row) => row.name === "Melanie")!.aliases, ["Mel"])
+        assert.deepStrictEqual(rows.find((row) => row.name === "Deborah Okafor")!.aliases, ["Deb"])
+        assert.deepStrictEqual(rows.find((row) => row.name === "Sam Hollis")!.aliases, [])
+        assert.strictEqual(rows.find((row) => row.name === "Melanie")!.mention_count, 3)
+      }))
+
     it.effect("store is idempotent per document version: same ids, no duplicate rows, same counts", () =>
       Effect.gen(function*() {
         const { sql } = yield* TestServer
