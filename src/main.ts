@@ -1,15 +1,10 @@
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Effect, Exit, Layer, Runtime, Schema, SchemaIssue } from "effect"
 import { HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import { EngramConfig } from "./config.ts"
+import { HttpServerLive } from "./http/Startup.ts"
 import { LoggingLive } from "./logging.ts"
 import { ServerLive } from "./server.ts"
-
-const HttpServerLive = Layer.unwrap(Effect.map(
-  EngramConfig,
-  (config) => NodeHttpServer.layer(createServer, { host: config.host, port: config.port })
-))
 
 const ListeningLog = Layer.effectDiscard(
   HttpServer.addressFormattedWith((address) => Effect.logInfo("engram listening").pipe(
