@@ -29,7 +29,13 @@ const describeStartupFailure = (error: unknown): string => {
       `${(issue.path ?? []).map(String).join(".")} ${issue.message}`
     ).join("; ")
   }
-  if (error instanceof Error) return error.message
+  if (error instanceof Error) {
+    if (error.message !== "") return error.message
+    const cause = (error as { cause?: unknown }).cause
+    // An error without a message of its own (a driver's or the platform's) is named by its tag and cause.
+    const name = (error as { _tag?: string })._tag ?? error.name
+    return cause === undefined ? `${name} (no detail)` : `${name}: ${describeStartupFailure(cause)}`
+  }
   return String(error)
 }
 

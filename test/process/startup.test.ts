@@ -120,6 +120,36 @@ describe("the engram process", () => {
       assert.notMatch(output, noStackTrace)
     }).pipe(Effect.scoped))
 
+  it.live("a data directory that cannot be created stops start-up naming it and ENGRAM_DATA_DIR", () =>
+    Effect.gen(function*() {
+      const blocker = Path.join(yield* scratchDir, "a-file")
+      Fs.writeFileSync(blocker, "")
+      const dataDir = Path.join(blocker, "data")
+      const engram = yield* spawnEngram({ ENGRAM_DATA_DIR: dataDir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0" })
+      assert.strictEqual(yield* exitCode(engram), 1)
+      const output = engram.output()
+      assert.include(output, `engram: Cannot create the data directory ${dataDir}`)
+      assert.include(output, "Set ENGRAM_DATA_DIR to a directory")
+      assert.notMatch(output, noStackTrace)
+    }).pipe(Effect.scoped))
+
+  it.live("an unreachable DATABASE_URL stops start-up naming the server (never the password) and what to check", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: "0",
+        DATABASE_URL: `postgres://engram:hunter2-secret@127.0.0.1:${port}/engram`
+      })
+      assert.strictEqual(yield* exitCode(engram), 1)
+      const output = engram.output()
+      assert.include(output, `engram: Cannot connect to the PostgreSQL server in DATABASE_URL (127.0.0.1:${port}`)
+      assert.include(output, "Check that PostgreSQL runs")
+      assert.notInclude(output, "hunter2-secret")
+      assert.notMatch(output, noStackTrace)
+    }).pipe(Effect.scoped))
+
   it.live("a second process on a data directory in use fails fast and the first keeps serving", () =>
     Effect.gen(function*() {
       const dataDir = yield* scratchDir
