@@ -3,7 +3,7 @@ import { Context, Effect, Layer, Option, Ref, type Scope } from "effect"
 import { HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
-import { EngramConfig } from "../config.ts"
+import { EngramConfig, isLoopbackHost } from "../config.ts"
 import { StartupError } from "../services/Db.ts"
 
 /** The application's request handler once every service is up. */
@@ -35,13 +35,29 @@ const listenFailure = (host: string, port: number, cause: unknown) => {
   }
 }
 
-/** The HTTP server on ENGRAM_HOST:ENGRAM_PORT; a port that cannot be bound stops start-up with the reason. */
+/** Name-only login on an address other machines can reach lets anyone sign in as anyone: say so loudly. */
+const warnIfLoginExposed = Effect.gen(function*() {
+  const config = yield* EngramConfig
+  if (!config.localLogin || isLoopbackHost(config.host)) return
+  yield* Effect.logWarning(
+    `name-only login (ENGRAM_LOCAL_LOGIN=true) is exposed on ${config.host}: anyone who can reach this port can ` +
+      "sign in as any user, administrators included, by name alone. Set ENGRAM_LOCAL_LOGIN=false (users then " +
+      "sign in with passwords; see ENGRAM_ALLOW_REGISTRATION), or ENGRAM_HOST=127.0.0.1 to serve this machine " +
+      "only, unless a proxy in front authenticates every request."
+  )
+})
+
+/**
+ * The HTTP server on ENGRAM_HOST:ENGRAM_PORT; a port that cannot be bound stops start-up with the reason.
+ * Warns when name-only login is reachable from other machines.
+ */
 export const HttpServerLive = Layer.unwrap(Effect.map(EngramConfig, (config) =>
   Layer.merge(
     Layer.effect(
       HttpServer.HttpServer,
       NodeHttpServer.make(createServer, { host: config.host, port: config.port }).pipe(
-        Effect.mapError((error) => new StartupError({ message: listenFailure(config.host, config.port, error.cause) }))
+        Effect.mapError((error) => new StartupError({ message: listenFailure(config.host, config.port, error.cause) })),
+        Effect.tap(() => warnIfLoginExposed)
       )
     ),
     NodeHttpServer.layerHttpServices

@@ -150,6 +150,21 @@ describe("the engram process", () => {
       assert.notMatch(output, noStackTrace)
     }).pipe(Effect.scoped))
 
+  it.live("with name-only login the default host is 127.0.0.1; exposing it on 0.0.0.0 logs a warning", () =>
+    Effect.gen(function*() {
+      const address = (engram: Engram) =>
+        Effect.map(listeningUrl(engram), () => engram.output().match(/"address":"(http:\/\/[^"]+)"/)![1]!)
+      const exposure = /name-only login \(ENGRAM_LOCAL_LOGIN=true\) is exposed on 0\.0\.0\.0/
+      const local = yield* spawnEngram({ ENGRAM_DATA_DIR: yield* scratchDir, ENGRAM_PORT: "0" })
+      assert.match(yield* address(local), /^http:\/\/127\.0\.0\.1:\d+$/)
+      assert.notMatch(local.output(), exposure)
+      const exposed = yield* spawnEngram({ ENGRAM_DATA_DIR: yield* scratchDir, ENGRAM_HOST: "0.0.0.0", ENGRAM_PORT: "0" })
+      assert.match(yield* address(exposed), /^http:\/\/0\.0\.0\.0:\d+$/)
+      const warning = exposed.output().split("\n").find((line) => exposure.test(line))
+      assert.isDefined(warning, exposed.output())
+      assert.strictEqual(JSON.parse(warning!).level, "WARN")
+    }).pipe(Effect.scoped))
+
   it.live("a second process on a data directory in use fails fast and the first keeps serving", () =>
     Effect.gen(function*() {
       const dataDir = yield* scratchDir
