@@ -91,9 +91,14 @@ const Routes = Layer.mergeAll(
   CorsLive
 )
 
-/** Hands every request to the routes once they and the services under them are built. */
+/**
+ * Hands every request to the routes once they and the services under them are built. On shutdown, before those
+ * services close: live runs end (their streams say cancelled), then the requests in flight finish.
+ */
 const OpenGate = Layer.effectDiscard(Effect.gen(function*() {
   const gate = yield* StartupGate
+  const runs = yield* Runs
+  yield* Effect.addFinalizer(() => runs.cancelAll.pipe(Effect.andThen(gate.drain)))
   const app = yield* HttpRouter.toHttpEffect(Routes)
   yield* gate.open(app)
 }))

@@ -1,5 +1,5 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Layer, Option, Ref, type Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Ref, Scope } from "effect"
 import { HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
@@ -96,20 +96,28 @@ const whileStarting = Effect.gen(function*() {
 /**
  * Answers every connection from the moment the port is open, so no probe or client ever waits on a silent
  * socket: while the services start, health is 200, ready is 503 not_ready and every other route 503 starting;
- * `open` hands all requests to the application.
+ * `open` hands all requests to the application. `drain` stops accepting connections and waits for the requests
+ * in flight (at most 20 s): the application calls it before its services shut down.
  */
 export class StartupGate extends Context.Service<StartupGate, {
   readonly open: (app: AppHandler) => Effect.Effect<void>
+  readonly drain: Effect.Effect<void>
 }>()("engram/StartupGate") {
   static readonly layer = Layer.effect(
     StartupGate,
     Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
       const app = yield* Ref.make(Option.none<AppHandler>())
-      yield* server.serve(Effect.flatMap(Ref.get(app), Option.getOrElse(() => whileStarting)))
+      const serving = yield* Effect.acquireRelease(Scope.make(), (scope, exit) => Scope.close(scope, exit))
+      yield* server.serve(Effect.flatMap(Ref.get(app), Option.getOrElse(() => whileStarting))).pipe(
+        Scope.provide(serving)
+      )
       yield* Effect.logInfo("engram starting: the port is open; health answers 200, everything else 503 until ready")
         .pipe(Effect.annotateLogs({ port_open: HttpServer.formatAddress(server.address) }))
-      return StartupGate.of({ open: (handler) => Ref.set(app, Option.some(handler)) })
+      return StartupGate.of({
+        open: (handler) => Ref.set(app, Option.some(handler)),
+        drain: Scope.close(serving, Exit.void)
+      })
     })
   )
 }
