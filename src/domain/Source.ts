@@ -18,7 +18,10 @@ const HttpUrl = Schema.String.check(
   }, { message: "must be an http:// or https:// URL" })
 )
 
-export const FileUploadConfig = Schema.Record(Schema.String, Schema.Never).annotate({
+export const FileUploadConfig = Schema.Record(
+  Schema.String,
+  Schema.Never.annotate({ message: "unknown setting: file_upload sources take no config (send {} or leave config out)" })
+).annotate({
   identifier: "FileUploadConfig",
   description: "No settings: documents arrive by upload or text ingestion."
 })
@@ -35,7 +38,8 @@ export const WebConfig = Schema.Struct({
   })
 }).annotate({
   identifier: "WebConfig",
-  description: "Fetches pages (timeout and size limit) and keeps their main text."
+  description: "Fetches pages (timeout and size limit) and keeps their main text.",
+  messageUnexpectedKey: "unknown setting: web sources take urls, crawl_depth and max_pages"
 })
 
 export const FolderConfig = Schema.Struct({
@@ -45,7 +49,8 @@ export const FolderConfig = Schema.Struct({
   recursive: Schema.optionalKey(Schema.Boolean).annotate({ description: "Include subdirectories (default true)" })
 }).annotate({
   identifier: "FolderConfig",
-  description: "Scans a server-side directory for supported files."
+  description: "Scans a server-side directory for supported files.",
+  messageUnexpectedKey: "unknown setting: folder sources take path and recursive"
 })
 
 export const connectorConfigs = {
