@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Option, Redacted, Schema, SchemaGetter } from "effect"
+import { Config, ConfigProvider, Context, Effect, Layer, Option, Redacted, Schema, SchemaGetter } from "effect"
 
 export type LogFormat = "json" | "pretty"
 export type LogLevelName = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
@@ -150,11 +150,18 @@ const HttpBaseUrl = Schema.String.check(
   Schema.makeFilter((s: string) => /^https?:\/\/[^\s]+$/.test(s), { message: "must be an http:// or https:// URL" })
 )
 
-const optionalSetting = <T>(codec: Schema.Codec<T, string>, name: string) =>
-  Config.option(Config.schema(codec, name))
+/** The name of every setting below, collected as they are declared. */
+const settingNames = new Set<string>()
 
-const setting = <T>(codec: Schema.Codec<T, string>, name: string, fallback: T) =>
-  Config.withDefault(Config.schema(codec, name), fallback)
+const optionalSetting = <T>(codec: Schema.Codec<T, string>, name: string) => {
+  settingNames.add(name)
+  return Config.option(Config.schema(codec, name))
+}
+
+const setting = <T>(codec: Schema.Codec<T, string>, name: string, fallback: T) => {
+  settingNames.add(name)
+  return Config.withDefault(Config.schema(codec, name), fallback)
+}
 
 const loopbackHost = "127.0.0.1"
 
@@ -235,3 +242,48 @@ export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>(
 
   static readonly layerWith = (settings: EngramSettings) => Layer.succeed(EngramConfig, settings)
 }
+
+/** Edit distance between two names, to suggest the setting a misspelt name meant. */
+const distance = (a: string, b: string) => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+/** Every name under `path` that holds a value in the provider (the environment splits names on "_"). */
+const namesUnder = (
+  provider: ConfigProvider.ConfigProvider,
+  path: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<string>> =>
+  provider.load(path).pipe(
+    Effect.orElseSucceed(() => undefined),
+    Effect.flatMap((node) => {
+      if (node === undefined) return Effect.succeed([])
+      const here = node._tag === "Value" || node.value !== undefined ? [path.join("_")] : []
+      if (node._tag !== "Record") return Effect.succeed(here)
+      return Effect.map(
+        Effect.forEach([...node.keys], (key) => namesUnder(provider, [...path, key])),
+        (nested) => [...here, ...nested.flat()]
+      )
+    })
+  )
+
+/**
+ * ENGRAM_* names that are set but are no setting of this release (a typo is otherwise silently ignored), each
+ * with the closest known name when one is near.
+ */
+export const unknownSettings = Effect.gen(function*() {
+  const provider = yield* ConfigProvider.ConfigProvider
+  const names = yield* namesUnder(provider, ["ENGRAM"])
+  return names.filter((name) => !settingNames.has(name)).map((name) => {
+    const closest = [...settingNames].map((known) => ({ known, d: distance(name, known) }))
+      .sort((a, b) => a.d - b.d)[0]
+    return { name, suggestion: closest !== undefined && closest.d <= 3 ? Option.some(closest.known) : Option.none() }
+  })
+})

@@ -3,7 +3,7 @@ import { Context, Effect, Exit, Layer, Option, Ref, Scope } from "effect"
 import { HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
-import { EngramConfig, isLoopbackHost } from "../config.ts"
+import { EngramConfig, isLoopbackHost, unknownSettings } from "../config.ts"
 import { StartupError } from "../services/Db.ts"
 
 /** The application's request handler once every service is up. */
@@ -35,6 +35,15 @@ const listenFailure = (host: string, port: number, cause: unknown) => {
   }
 }
 
+/** A misspelt setting is otherwise ignored without a word: name it, and the setting it probably meant. */
+const warnAboutUnknownSettings = Effect.flatMap(unknownSettings, (unknown) =>
+  Effect.forEach(unknown, ({ name, suggestion }) =>
+    Effect.logWarning(
+      `${name} is not an Engram setting and is ignored` +
+        Option.match(suggestion, { onNone: () => "", onSome: (known) => `: did you mean ${known}?` }) +
+        " The settings are listed in the README (Configuration)."
+    ), { discard: true }))
+
 /** Name-only login on an address other machines can reach lets anyone sign in as anyone: say so loudly. */
 const warnIfLoginExposed = Effect.gen(function*() {
   const config = yield* EngramConfig
@@ -57,7 +66,7 @@ export const HttpServerLive = Layer.unwrap(Effect.map(EngramConfig, (config) =>
       HttpServer.HttpServer,
       NodeHttpServer.make(createServer, { host: config.host, port: config.port }).pipe(
         Effect.mapError((error) => new StartupError({ message: listenFailure(config.host, config.port, error.cause) })),
-        Effect.tap(() => warnIfLoginExposed)
+        Effect.tap(() => Effect.andThen(warnAboutUnknownSettings, warnIfLoginExposed))
       )
     ),
     NodeHttpServer.layerHttpServices

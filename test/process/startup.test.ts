@@ -165,6 +165,25 @@ describe("the engram process", () => {
       assert.strictEqual(JSON.parse(warning!).level, "WARN")
     }).pipe(Effect.scoped))
 
+  it.live("an unknown ENGRAM_* setting is named in a warning with the setting it probably meant", () =>
+    Effect.gen(function*() {
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: "0",
+        ENGRAM_PROT: "9000",
+        ENGRAM_WORKER_CONCURENCY: "4"
+      })
+      yield* listeningUrl(engram)
+      const warnings = engram.output().split("\n").filter((line) => line.includes("is not an Engram setting"))
+        .map((line) => JSON.parse(line) as { level: string; message: string })
+      assert.deepStrictEqual(warnings.map((w) => w.level), ["WARN", "WARN"])
+      const text = warnings.map((w) => w.message).join("\n")
+      assert.include(text, "ENGRAM_PROT is not an Engram setting and is ignored: did you mean ENGRAM_PORT?")
+      assert.include(text, "ENGRAM_WORKER_CONCURENCY is not an Engram setting and is ignored: did you mean ENGRAM_WORKER_CONCURRENCY?")
+      assert.notInclude(engram.output(), "ENGRAM_DATA_DIR is not")
+    }).pipe(Effect.scoped))
+
   it.live("a second process on a data directory in use fails fast and the first keeps serving", () =>
     Effect.gen(function*() {
       const dataDir = yield* scratchDir
