@@ -88,7 +88,9 @@ export class SystemApi extends HttpApiGroup.make("system")
         "Readiness",
         "200 when the database is reachable and migrated and the workers run; status degraded when the " +
           "embedding model is unavailable (the node still serves); 503 not_ready naming the dependency otherwise. " +
-          "Use it for container health checks and load balancers. No token needed."
+          "From the moment the port opens until the node serves, this answers 503 not_ready, health 200, and every " +
+          "other endpoint 503 starting (Retry-After: 1). Use it for container health checks and load balancers. " +
+          "No token needed."
       )
     ),
     HttpApiEndpoint.get("capabilities", "/capabilities", { success: Capabilities }).annotateMerge(
