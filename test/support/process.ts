@@ -36,14 +36,14 @@ export const spawnEngram = (env: Record<string, string>) =>
       })
   )
 
-/** Waits for the process to exit, at most `ms`. */
-export const exitCode = (engram: Engram, ms = 30_000) =>
+/** Waits for the process to exit, at most `ms` (generous: start-up on a loaded machine can take a minute). */
+export const exitCode = (engram: Engram, ms = 120_000) =>
   Effect.promise(() =>
     Promise.race([engram.exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), ms))])
   )
 
 /** Waits for the "engram listening" log line and returns the base URL. */
-export const listeningUrl = (engram: Engram, ms = 30_000) =>
+export const listeningUrl = (engram: Engram, ms = 120_000) =>
   Effect.promise(async () => {
     const deadline = Date.now() + ms
     while (Date.now() < deadline) {
