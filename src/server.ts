@@ -98,8 +98,9 @@ const Routes = Layer.mergeAll(
 const OpenGate = Layer.effectDiscard(Effect.gen(function*() {
   const gate = yield* StartupGate
   const runs = yield* Runs
-  yield* Effect.addFinalizer(() => runs.cancelAll.pipe(Effect.andThen(gate.drain)))
   const app = yield* HttpRouter.toHttpEffect(Routes)
+  // Registered after the routes, so it runs before their finalizers and those of the services.
+  yield* Effect.addFinalizer(() => runs.cancelAll.pipe(Effect.andThen(gate.drain)))
   yield* gate.open(app)
 }))
 
