@@ -5,6 +5,8 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+# Every interface inside the container (the published port decides who reaches it); the default elsewhere is
+# 127.0.0.1 while name-only login is on.
 ENV ENGRAM_DATA_DIR=/data \
     ENGRAM_HOST=0.0.0.0 \
     ENGRAM_PORT=8080

@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Option, Redacted, Schema, SchemaGetter } from "effect"
+import { Config, ConfigProvider, Context, Effect, Layer, Option, Redacted, Schema, SchemaGetter } from "effect"
 
 export type LogFormat = "json" | "pretty"
 export type LogLevelName = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
@@ -13,6 +13,8 @@ export interface EngramSettings {
   readonly tokenTtlSeconds: number
   readonly allowRegistration: boolean
   readonly localLogin: boolean
+  /** Names (trimmed, compared without case) of the users allowed instance-wide operations such as reindex. */
+  readonly admins: ReadonlyArray<string>
   readonly corsOrigins: ReadonlyArray<string>
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
@@ -130,25 +132,49 @@ const AbsolutePaths = Schema.String.pipe(
   )
 )
 
+const UserNames = Schema.String.pipe(
+  Schema.decodeTo(
+    Schema.Array(Schema.String).check(
+      Schema.makeFilter((names: ReadonlyArray<string>) => names.every((name) => name.length <= 64), {
+        message: "must be a comma-separated list of user names (at most 64 characters each)"
+      })
+    ),
+    {
+      decode: SchemaGetter.transform((s: string) => s.split(",").map((n) => n.trim()).filter((n) => n.length > 0)),
+      encode: SchemaGetter.transform((names: ReadonlyArray<string>) => names.join(","))
+    }
+  )
+)
+
 const HttpBaseUrl = Schema.String.check(
   Schema.makeFilter((s: string) => /^https?:\/\/[^\s]+$/.test(s), { message: "must be an http:// or https:// URL" })
 )
 
-const optionalSetting = <T>(codec: Schema.Codec<T, string>, name: string) =>
-  Config.option(Config.schema(codec, name))
+/** The name of every setting below, collected as they are declared. */
+const settingNames = new Set<string>()
 
-const setting = <T>(codec: Schema.Codec<T, string>, name: string, fallback: T) =>
-  Config.withDefault(Config.schema(codec, name), fallback)
+const optionalSetting = <T>(codec: Schema.Codec<T, string>, name: string) => {
+  settingNames.add(name)
+  return Config.option(Config.schema(codec, name))
+}
+
+const setting = <T>(codec: Schema.Codec<T, string>, name: string, fallback: T) => {
+  settingNames.add(name)
+  return Config.withDefault(Config.schema(codec, name), fallback)
+}
+
+const loopbackHost = "127.0.0.1"
 
 export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   dataDir: setting(NonEmpty, "ENGRAM_DATA_DIR", "./data"),
   databaseUrl: Config.map(optionalSetting(PostgresUrl, "DATABASE_URL"), Option.map(Redacted.make)),
-  host: setting(NonEmpty, "ENGRAM_HOST", "0.0.0.0"),
+  host: optionalSetting(NonEmpty, "ENGRAM_HOST"),
   port: setting(integerBetween(0, 65535), "ENGRAM_PORT", 8080),
   jwtSecret: Config.map(optionalSetting(JwtSecret, "ENGRAM_JWT_SECRET"), Option.map(Redacted.make)),
   tokenTtlSeconds: setting(integerBetween(1, 31_536_000), "ENGRAM_TOKEN_TTL_SECONDS", 86_400),
   allowRegistration: setting(BooleanFlag, "ENGRAM_ALLOW_REGISTRATION", false),
   localLogin: setting(BooleanFlag, "ENGRAM_LOCAL_LOGIN", true),
+  admins: setting(UserNames, "ENGRAM_ADMINS", []),
   corsOrigins: setting(CorsOrigins, "ENGRAM_CORS_ORIGINS", []),
   logLevel: setting(LogLevel, "ENGRAM_LOG_LEVEL", "info"),
   logFormat: setting(LogFormatSchema, "ENGRAM_LOG_FORMAT", "json"),
@@ -199,7 +225,16 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   llmTimeoutSeconds: setting(integerBetween(1, 3600), "ENGRAM_LLM_TIMEOUT_SECONDS", 120),
   llmMaxRetries: setting(integerBetween(0, 10), "ENGRAM_LLM_MAX_RETRIES", 2),
   answerContextTokens: setting(integerBetween(256, 200_000), "ENGRAM_ANSWER_CONTEXT_TOKENS", 3000)
-})
+}).pipe(Config.map(({ host, ...settings }) => ({
+  ...settings,
+  // Name-only login lets anyone who reaches the port sign in as anyone: it listens on this machine only
+  // unless the operator sets ENGRAM_HOST.
+  host: Option.getOrElse(host, () => settings.localLogin ? loopbackHost : "0.0.0.0")
+})))
+
+/** Whether `host` only accepts connections from this machine. */
+export const isLoopbackHost = (host: string) =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 
 export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>()("engram/Config") {
   /** Reads the settings from the current ConfigProvider (the environment by default). */
@@ -207,3 +242,48 @@ export class EngramConfig extends Context.Service<EngramConfig, EngramSettings>(
 
   static readonly layerWith = (settings: EngramSettings) => Layer.succeed(EngramConfig, settings)
 }
+
+/** Edit distance between two names, to suggest the setting a misspelt name meant. */
+const distance = (a: string, b: string) => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+/** Every name under `path` that holds a value in the provider (the environment splits names on "_"). */
+const namesUnder = (
+  provider: ConfigProvider.ConfigProvider,
+  path: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<string>> =>
+  provider.load(path).pipe(
+    Effect.orElseSucceed(() => undefined),
+    Effect.flatMap((node) => {
+      if (node === undefined) return Effect.succeed([])
+      const here = node._tag === "Value" || node.value !== undefined ? [path.join("_")] : []
+      if (node._tag !== "Record") return Effect.succeed(here)
+      return Effect.map(
+        Effect.forEach([...node.keys], (key) => namesUnder(provider, [...path, key])),
+        (nested) => [...here, ...nested.flat()]
+      )
+    })
+  )
+
+/**
+ * ENGRAM_* names that are set but are no setting of this release (a typo is otherwise silently ignored), each
+ * with the closest known name when one is near.
+ */
+export const unknownSettings = Effect.gen(function*() {
+  const provider = yield* ConfigProvider.ConfigProvider
+  const names = yield* namesUnder(provider, ["ENGRAM"])
+  return names.filter((name) => !settingNames.has(name)).map((name) => {
+    const closest = [...settingNames].map((known) => ({ known, d: distance(name, known) }))
+      .sort((a, b) => a.d - b.d)[0]
+    return { name, suggestion: closest !== undefined && closest.d <= 3 ? Option.some(closest.known) : Option.none() }
+  })
+})

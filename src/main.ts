@@ -1,15 +1,10 @@
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Effect, Exit, Layer, Runtime, Schema, SchemaIssue } from "effect"
 import { HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import { EngramConfig } from "./config.ts"
+import { HttpServerLive } from "./http/Startup.ts"
 import { LoggingLive } from "./logging.ts"
 import { ServerLive } from "./server.ts"
-
-const HttpServerLive = Layer.unwrap(Effect.map(
-  EngramConfig,
-  (config) => NodeHttpServer.layer(createServer, { host: config.host, port: config.port })
-))
 
 const ListeningLog = Layer.effectDiscard(
   HttpServer.addressFormattedWith((address) => Effect.logInfo("engram listening").pipe(
@@ -34,7 +29,13 @@ const describeStartupFailure = (error: unknown): string => {
       `${(issue.path ?? []).map(String).join(".")} ${issue.message}`
     ).join("; ")
   }
-  if (error instanceof Error) return error.message
+  if (error instanceof Error) {
+    if (error.message !== "") return error.message
+    const cause = (error as { cause?: unknown }).cause
+    // An error without a message of its own (a driver's or the platform's) is named by its tag and cause.
+    const name = (error as { _tag?: string })._tag ?? error.name
+    return cause === undefined ? `${name} (no detail)` : `${name}: ${describeStartupFailure(cause)}`
+  }
   return String(error)
 }
 

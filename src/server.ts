@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./api/Api.ts"
@@ -14,6 +14,7 @@ import { SourcesHandlers } from "./http/Sources.ts"
 import { CorsLive } from "./http/Cors.ts"
 import { RequestEnvelope } from "./http/Envelope.ts"
 import { SystemHandlers } from "./http/System.ts"
+import { StartupGate } from "./http/Startup.ts"
 import { RequestValidationLive } from "./http/Validation.ts"
 import { Agents } from "./services/Agents.ts"
 import { Auth } from "./services/Auth.ts"
@@ -90,7 +91,24 @@ const Routes = Layer.mergeAll(
   CorsLive
 )
 
-/** The whole HTTP service; needs an HttpServer and EngramConfig. */
-export const ServerLive = HttpRouter.serve(Routes, { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provide(AppServices)
+/**
+ * Hands every request to the routes once they and the services under them are built. On shutdown, before those
+ * services close: live runs end (their streams say cancelled), then the requests in flight finish.
+ */
+const OpenGate = Layer.effectDiscard(Effect.gen(function*() {
+  const gate = yield* StartupGate
+  const runs = yield* Runs
+  const app = yield* HttpRouter.toHttpEffect(Routes)
+  // Registered after the routes, so it runs before their finalizers and those of the services.
+  yield* Effect.addFinalizer(() => runs.cancelAll.pipe(Effect.andThen(gate.drain)))
+  yield* gate.open(app)
+}))
+
+/**
+ * The whole HTTP service; needs an HttpServer and EngramConfig. The port answers from the start (the gate),
+ * then the services are built, then the routes take over.
+ */
+export const ServerLive = OpenGate.pipe(
+  Layer.provide(AppServices),
+  Layer.provide(StartupGate.layer)
 )

@@ -15,7 +15,9 @@ const answering = "The agent searches its bound sources with its retrieval setti
   "The answerer is the configured language model (provider openai-compatible) or, without one, the extractive " +
   "answerer, which selects sentences from the passages (provider extractive). With stream true the response is " +
   "text/event-stream: `run.started` (the run), `retrieval` (the trace), `delta` ({text}) events, `citations`, " +
-  "then `done` (the final run); closing the stream cancels the run. Without stream the final run is returned; " +
+  "then `done` (the final run); closing the stream cancels the run. A run cancelled while the stream is open " +
+  "(POST …/runs/{run_id}/cancel, or the server shutting down) ends its stream with `done` whose run has status " +
+  "cancelled. Without stream the final run is returned; " +
   "502 llm_failed when the language model failed (the run is recorded as failed)."
 
 export class RunsApi extends HttpApiGroup.make("runs")

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ModelSettings, Preferences } from "../domain/Settings.ts"
 import { JobOut } from "../domain/Job.ts"
-import { ServiceUnavailable } from "./Errors.ts"
+import { Forbidden, ServiceUnavailable } from "./Errors.ts"
 import { Authentication } from "./Security.ts"
 
 export const Health = Schema.Struct({ status: Schema.Literal("ok") }).annotate({ identifier: "Health" })
@@ -88,7 +88,9 @@ export class SystemApi extends HttpApiGroup.make("system")
         "Readiness",
         "200 when the database is reachable and migrated and the workers run; status degraded when the " +
           "embedding model is unavailable (the node still serves); 503 not_ready naming the dependency otherwise. " +
-          "Use it for container health checks and load balancers. No token needed."
+          "From the moment the port opens until the node serves, this answers 503 not_ready, health 200, and every " +
+          "other endpoint 503 starting (Retry-After: 1). Use it for container health checks and load balancers. " +
+          "No token needed."
       )
     ),
     HttpApiEndpoint.get("capabilities", "/capabilities", { success: Capabilities }).annotateMerge(
@@ -96,11 +98,13 @@ export class SystemApi extends HttpApiGroup.make("system")
     ),
     HttpApiEndpoint.post("reindex", "/reindex", {
       success: JobOut.pipe(HttpApiSchema.status(202)),
-      error: ServiceUnavailable
+      error: [Forbidden, ServiceUnavailable]
     }).middleware(Authentication).annotateMerge(OpenApi.annotations({
-      summary: "Re-embed every chunk with the configured model",
-      description: "A background job embeds every searchable chunk with the loaded embedding model into a new " +
-        "index and switches to it atomically when done (vectors of two models are never mixed). 503 " +
+      summary: "Re-embed every chunk with the configured model (administrators)",
+      description: "A background job embeds every searchable chunk of every user with the loaded embedding " +
+        "model into a new index and switches to it atomically when done (vectors of two models are never mixed). " +
+        "Instance-wide, so only administrators may start it: the users the operator names in ENGRAM_ADMINS " +
+        "(comma-separated user names, compared without case). 403 admin_required for anyone else; 503 " +
         "no_embedding_model when no model is loaded."
     })),
     ...userDocument("ModelSettings", "/model-settings", ModelSettings, "model settings"),

@@ -21,7 +21,7 @@ const HttpUrl = Text.check(
 
 export const FileUploadConfig = Schema.Record(
   Schema.String,
-  Schema.Never.annotate({ message: "file_upload sources take no settings: send config {}" })
+  Schema.Never.annotate({ message: "unknown setting: file_upload sources take no config (send {})" })
 ).annotate({
   identifier: "FileUploadConfig",
   description: "No settings: documents arrive by upload or text ingestion."
@@ -39,7 +39,8 @@ export const WebConfig = Schema.Struct({
   })
 }).annotate({
   identifier: "WebConfig",
-  description: "Fetches pages (timeout and size limit) and keeps their main text."
+  description: "Fetches pages (timeout and size limit) and keeps their main text.",
+  messageUnexpectedKey: "unknown setting: web sources take urls, crawl_depth and max_pages"
 })
 
 export const FolderConfig = Schema.Struct({
@@ -49,7 +50,8 @@ export const FolderConfig = Schema.Struct({
   recursive: Schema.optionalKey(Schema.Boolean).annotate({ description: "Include subdirectories (default true)" })
 }).annotate({
   identifier: "FolderConfig",
-  description: "Scans a server-side directory for supported files."
+  description: "Scans a server-side directory for supported files.",
+  messageUnexpectedKey: "unknown setting: folder sources take path and recursive"
 })
 
 export const connectorConfigs = {

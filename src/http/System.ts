@@ -1,10 +1,11 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
-import { httpError, ServiceUnavailable } from "../api/Errors.ts"
+import { Forbidden, httpError, ServiceUnavailable } from "../api/Errors.ts"
 import { CurrentUser } from "../api/Security.ts"
 import { EngramConfig } from "../config.ts"
 import { ModelSettings, Preferences } from "../domain/Settings.ts"
+import { Auth } from "../services/Auth.ts"
 import { Db } from "../services/Db.ts"
 import { Embedder, type EmbedderState } from "../services/Embedder.ts"
 import { Reranker, type RerankerState } from "../services/Reranker.ts"
@@ -55,6 +56,7 @@ export const SystemHandlers = HttpApiBuilder.group(
     const retriever = yield* Retriever
     const reranker = yield* Reranker
     const llm = yield* LlmClient
+    const auth = yield* Auth
 
     const capabilities = Effect.all([embedder.state, retriever.denseStatus, reranker.state]).pipe(Effect.map((
       [state, dense, rerank]
@@ -93,6 +95,14 @@ export const SystemHandlers = HttpApiBuilder.group(
 
     const reindex = Effect.gen(function*() {
       const user = yield* CurrentUser
+      if (!auth.isAdministrator(user)) {
+        return yield* httpError(
+          Forbidden,
+          "admin_required",
+          "Reindexing is instance-wide: only administrators may start it. The operator names administrators " +
+            "with ENGRAM_ADMINS (comma-separated user names)."
+        )
+      }
       const loaded = yield* embedder.state
       if (loaded._tag !== "Ready") {
         return yield* httpError(

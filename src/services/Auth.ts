@@ -82,6 +82,8 @@ export class Auth extends Context.Service<Auth, {
     readonly email?: string | undefined
   }) => Effect.Effect<Session, AuthError>
   readonly authenticate: (token: Redacted.Redacted<string>) => Effect.Effect<User, AuthError>
+  /** Administrators may run instance-wide operations: the users named in ENGRAM_ADMINS (case-insensitive). */
+  readonly isAdministrator: (user: User) => boolean
 }>()("engram/Auth") {
   static readonly layer = Layer.effect(
     Auth,
@@ -192,7 +194,10 @@ export class Auth extends Context.Service<Auth, {
         return stored.value.user
       })
 
-      return Auth.of({ login, register, authenticate })
+      const administrators = new Set(config.admins.map((name) => name.toLowerCase()))
+      const isAdministrator = (user: User) => administrators.has(user.name.trim().toLowerCase())
+
+      return Auth.of({ login, register, authenticate, isAdministrator })
     })
   )
 }

@@ -64,7 +64,9 @@ const lockDataDir = (dir: string) => {
     catch: (error) =>
       error instanceof StartupError
         ? error
-        : new StartupError({ message: `Cannot lock the data directory ${dir}: ${errorText(error)}` })
+        : new StartupError({
+          message: `Cannot lock the data directory ${dir}: ${errorText(error)}. ${writableDataDirHint}`
+        })
   })
   const release = Effect.sync(() => {
     try {
@@ -90,14 +92,17 @@ const embeddedClient = (dataDir: string) =>
     const dir = Path.resolve(dataDir)
     yield* Effect.try({
       try: () => Fs.mkdirSync(dir, { recursive: true, mode: 0o700 }),
-      catch: (error) => new StartupError({ message: `Cannot create the data directory ${dir}: ${errorText(error)}` })
+      catch: (error) =>
+        new StartupError({ message: `Cannot create the data directory ${dir}: ${errorText(error)}. ${writableDataDirHint}` })
     })
     yield* lockDataDir(dir)
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => PGlite.create({ dataDir: Path.join(dir, "pglite"), extensions: { vector } }),
         catch: (error) =>
-          new StartupError({ message: `Cannot open the embedded database in ${dir}: ${errorText(error)}` })
+          new StartupError({
+            message: `Cannot open the embedded database in ${dir}: ${errorText(error)}. ${writableDataDirHint}`
+          })
       }),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
@@ -111,7 +116,11 @@ const embeddedClient = (dataDir: string) =>
           Fs.chmodSync(socketPath, 0o600)
           return server
         },
-        catch: (error) => new StartupError({ message: `Cannot serve the embedded database: ${errorText(error)}` })
+        catch: (error) =>
+          new StartupError({
+            message: `Cannot serve the embedded database on the socket ${socketPath}: ${errorText(error)}. ` +
+              writableDataDirHint
+          })
       }),
       (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
     )
@@ -128,20 +137,32 @@ const embeddedClient = (dataDir: string) =>
     )
   })
 
+const writableDataDirHint = "Set ENGRAM_DATA_DIR to a directory this user can create and write to, " +
+  "used by no other program."
+
+/** Where DATABASE_URL points, without its password, for start-up messages. */
+const describeDatabaseUrl = (url: Redacted.Redacted<string>) => {
+  try {
+    const parsed = new URL(Redacted.value(url))
+    const user = parsed.username === "" ? "" : ` as user ${decodeURIComponent(parsed.username)}`
+    return `${parsed.host}, database ${decodeURIComponent(parsed.pathname.slice(1)) || "(default)"}${user}`
+  } catch {
+    return "an unparsable URL"
+  }
+}
+
 /** An external PostgreSQL (>= 15) with the pgvector extension. */
 const postgresClient = (url: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
-    const client = yield* PgClient.make({ url, maxConnections: 10 }).pipe(
-      Effect.mapError((error) =>
-        new StartupError({ message: `Cannot connect to the PostgreSQL server in DATABASE_URL: ${errorText(error)}` })
-      )
-    )
+    const unreachable = (error: unknown) =>
+      new StartupError({
+        message: `Cannot connect to the PostgreSQL server in DATABASE_URL (${describeDatabaseUrl(url)}): ` +
+          `${errorText(error)}. Check that PostgreSQL runs and accepts connections there, and that DATABASE_URL's ` +
+          "host, port, database, user and password are right."
+      })
+    const client = yield* PgClient.make({ url, maxConnections: 10 }).pipe(Effect.mapError(unreachable))
     const available = yield* client<{ name: string }>`
-      SELECT name FROM pg_available_extensions WHERE name = 'vector'`.pipe(
-      Effect.mapError((error) =>
-        new StartupError({ message: `Cannot connect to the PostgreSQL server in DATABASE_URL: ${errorText(error)}` })
-      )
-    )
+      SELECT name FROM pg_available_extensions WHERE name = 'vector'`.pipe(Effect.mapError(unreachable))
     if (available.length === 0) {
       return yield* new StartupError({
         message: "The PostgreSQL server in DATABASE_URL does not have the pgvector extension installed. " +
@@ -165,7 +186,12 @@ const clientLayer = Layer.unwrap(Effect.gen(function*() {
 
 const migrate = Layer.effectDiscard(
   Migrator.make({})({ loader: migrations, table: migrationsTable }).pipe(
-    Effect.mapError((error) => new StartupError({ message: `Database migration failed: ${errorText(error)}` }))
+    Effect.mapError((error) =>
+      new StartupError({
+        message: `Database migration failed: ${errorText(error)}. Check that the database user may create ` +
+          "tables and extensions and that no newer Engram release migrated this database, then start Engram again."
+      })
+    )
   )
 )
 

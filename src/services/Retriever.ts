@@ -101,7 +101,7 @@ export class Retriever extends Context.Service<Retriever, {
           return {
             model: Option.none<IndexedModel>(),
             reason: `the index holds vectors of ${active.value.name}, not of the loaded ${state.model.name} ` +
-              "(run POST /api/v1/system/reindex)"
+              "(an administrator must run POST /api/v1/system/reindex)"
           }
         }
         return { model: active, reason: null }

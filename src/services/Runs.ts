@@ -104,6 +104,8 @@ export class Runs extends Context.Service<Runs, {
   readonly get: (owner: UserId, agentId: string, runId: string) => Effect.Effect<RunOut, RunsFailure>
   /** Stops a running run and returns it as recorded (cancelled); a finished run is RunFinished. */
   readonly cancel: (owner: UserId, agentId: string, runId: string) => Effect.Effect<RunOut, RunsFailure>
+  /** Cancels every run live on this node (shutdown): their streams end with `done`, cancelled. At most 5 s. */
+  readonly cancelAll: Effect.Effect<void>
 }>()("engram/Runs") {
   static readonly layer = Layer.effect(
     Runs,
@@ -342,11 +344,24 @@ export class Runs extends Context.Service<Runs, {
           )
         }))
 
+        let ended = false
+        // Cancelled (POST …/cancel, shutdown) while the client still listens: the last event says so.
+        const cancelled = Stream.fromIterableEffect(Effect.suspend((): Effect.Effect<ReadonlyArray<RunEvent>> =>
+          ended
+            ? Effect.succeed([])
+            : Effect.map(
+              settled ? Deferred.await(entry.finished) : finish({ status: "cancelled", answer, usage }),
+              (run) => [{ type: "done", run }]
+            )
+        ))
+
         const started: RunEvent = { type: "run.started", run: toRunOut(row!) }
         return Stream.make(started).pipe(
           Stream.concat(body),
           Stream.interruptWhen(Deferred.await(entry.cancel)),
-          // Ended before it settled: cancelled (POST …/cancel, a client that went away, or shutdown).
+          Stream.concat(cancelled),
+          Stream.tap((event) => Effect.sync(() => (ended = event.type === "done"))),
+          // Ended before it settled with nobody to tell: cancelled (a client that went away).
           Stream.ensuring(Effect.suspend(() => settled ? Effect.void : finish({ status: "cancelled", answer, usage })))
         )
       })
@@ -385,7 +400,19 @@ export class Runs extends Context.Service<Runs, {
         return toRunOut(updated ?? (yield* load(runId))!)
       })
 
-      return Runs.of({ start, get, cancel })
+      const cancelAll = Effect.suspend(() =>
+        Effect.forEach(
+          [...live.values()],
+          (entry) =>
+            Deferred.succeed(entry.cancel, undefined).pipe(
+              Effect.andThen(Deferred.await(entry.finished)),
+              Effect.timeoutOption("5 seconds")
+            ),
+          { concurrency: "unbounded", discard: true }
+        )
+      )
+
+      return Runs.of({ start, get, cancel, cancelAll })
     })
   ).pipe(Layer.provide(Erasure.layer))
 }

@@ -1,11 +1,18 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import OpenAI from "openai"
 import { afterAll } from "vitest"
 import { startChatServer } from "../support/chatServer.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
-import { engines, freshServer, freshSettings, TestServer, withServer } from "../support/server.ts"
+import {
+  engines,
+  freshServer,
+  freshSettings,
+  serverLayer,
+  TestServer,
+  withServer
+} from "../support/server.ts"
 
 const corpus = {
   ducks: "Mallards are dabbling ducks. They feed at the water surface in shallow ponds.",
@@ -336,7 +343,9 @@ layer(freshServer("pglite", { llmBaseUrl: Option.some(chat.url), llmModel: "stan
         const deltas = result.events.filter((e) => e.event === "delta").length
         assert.isBelow(deltas, 30, "generation stopped early")
         const last = result.events[result.events.length - 1]!
-        assert.notStrictEqual(last.event, "done", "a cancelled stream ends without done")
+        assert.strictEqual(last.event, "done", "a cancelled stream ends with done, saying cancelled")
+        assert.strictEqual(last.data.id, result.runId)
+        assert.strictEqual(last.data.status, "cancelled")
         const stored = yield* request(url, `/api/v1/agents/${agentId}/runs/${result.runId}`, { token })
         assert.strictEqual(stored.body.status, "cancelled")
         assert.isNotNull(stored.body.finished_at)
@@ -371,6 +380,40 @@ layer(freshServer("pglite", { llmBaseUrl: Option.some(chat.url), llmModel: "stan
       }))
   }
 )
+
+describe("answers when the server shuts down", () => {
+  it.live("a server shutting down ends a live stream with done, cancelled, and records the run cancelled", () =>
+    Effect.gen(function*() {
+      slowReply = true
+      const settings = yield* freshSettings("pglite", {
+        llmBaseUrl: Option.some(chat.url),
+        llmModel: "stand-in-chat",
+        llmMaxRetries: 0
+      })
+      const scope = yield* Scope.make()
+      const server = Context.get(yield* Layer.buildWithScope(serverLayer(settings), scope), TestServer)
+      const { url, token, agentId } = yield* seeded("Shutdown Watcher").pipe(Effect.provideService(TestServer, server))
+      const events = yield* Effect.promise(async () => {
+        const response = await askStream(url, token, agentId, "Tell me everything about ducks")
+        let stopping: Promise<unknown> | undefined
+        const events = await readEvents(response, (event) => {
+          if (event.event === "delta" && stopping === undefined) {
+            stopping = Effect.runPromise(Scope.close(scope, Exit.void))
+          }
+          return false
+        })
+        await stopping
+        return events
+      })
+      const last = events[events.length - 1]!
+      assert.strictEqual(last.event, "done", "the stream says how it ended")
+      assert.strictEqual(last.data.status, "cancelled")
+      assert.isBelow(events.filter((e) => e.event === "delta").length, 60, "generation stopped early")
+      const stored = yield* withServer(settings, ({ url }) =>
+        request(url, `/api/v1/agents/${agentId}/runs/${last.data.id}`, { token }))
+      assert.strictEqual(stored.body.status, "cancelled")
+    }).pipe(Effect.scoped), 120_000)
+})
 
 layer(freshServer("pglite", {
   llmBaseUrl: Option.some("http://127.0.0.1:9/v1"),

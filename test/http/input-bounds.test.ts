@@ -110,21 +110,6 @@ layer(freshServer("pglite"))("input bounds and the published contract", (it) => 
       assert.isFalse(sources.body.items.some((source: { name: string }) => source.name === "deep"))
     }))
 
-  it.effect("a setting sent to a file_upload source is refused saying it takes none, not \"Expected never\"", () =>
-    Effect.gen(function*() {
-      const { url } = yield* TestServer
-      const token = yield* login(url, "bounds")
-      const reply = yield* request(url, "/api/v1/sources", {
-        token,
-        json: { name: "u", connector_kind: "file_upload", config: { urls: ["https://example.com"] } }
-      })
-      assert.strictEqual(reply.status, 422)
-      assert.deepStrictEqual(reply.body.error.issues, [{
-        path: "body.config.urls",
-        message: "file_upload sources take no settings: send config {}"
-      }])
-    }))
-
   it.effect("an upload sent without a multipart body is told to send multipart/form-data with the part name", () =>
     Effect.gen(function*() {
       const { url } = yield* TestServer

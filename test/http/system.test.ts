@@ -96,3 +96,28 @@ for (const engine of engines) {
       }))
   })
 }
+
+layer(freshServer("pglite", { admins: ["Root Admin", "ops"] }))("instance-wide operations", (it) => {
+  it.effect("reindex is for administrators (ENGRAM_ADMINS, names without case): 403 admin_required otherwise", () =>
+    Effect.gen(function*() {
+      const { url, sql } = yield* TestServer
+      yield* waitUntilReady(url)
+      const someone = yield* login(url, "Someone")
+      const refused = yield* request(url, "/api/v1/system/reindex", { method: "POST", token: someone })
+      assert.strictEqual(refused.status, 403)
+      assert.strictEqual(refused.body.error.code, "admin_required")
+      assert.include(refused.body.error.message, "ENGRAM_ADMINS")
+      const queued = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE kind = 'reindex'`
+      assert.strictEqual(queued[0]!.n, 0, "a refused reindex queues nothing")
+
+      const admin = yield* login(url, "root admin")
+      const accepted = yield* request(url, "/api/v1/system/reindex", { method: "POST", token: admin })
+      assert.strictEqual(accepted.status, 202)
+      assert.strictEqual(accepted.body.kind, "reindex")
+
+      const openapi = yield* request(url, "/openapi.json")
+      const responses = openapi.body.paths["/api/v1/system/reindex"].post.responses
+      assert.property(responses, "403")
+      assert.property(responses, "202")
+    }))
+})

@@ -3,14 +3,71 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Path from "node:path"
 import { scratchDatabase, scratchDir } from "../support/server.ts"
 import { login, request } from "../support/http.ts"
-import { exitCode, listeningUrl, spawnEngram } from "../support/process.ts"
+import { type Engram, exitCode, freePort, listeningUrl, occupiedPort, spawnEngram } from "../support/process.ts"
 
 const noStackTrace = /\n\s+at .+:\d+:\d+/
 
-describe("the engram process", () => {
+interface Probe {
+  readonly path: string
+  /** An HTTP status, "refused" (the port is not open yet) or what else happened (a timeout means it hung). */
+  readonly outcome: number | "refused" | string
+  readonly code?: string
+}
+
+// Generous: while the embedded database opens, the event loop can be busy for many seconds on a loaded machine;
+// a late answer is an answer, a hang is not (before the start-up gate, such probes never got one).
+const probeTimeoutMs = 90_000
+
+/** One GET on a new connection (as orchestrators probe: no connection reuse), bounded by a generous timeout. */
+const probe = (base: string, path: string) =>
+  new Promise<Probe>((resolve) => {
+    const request = Http.get(base + path, { agent: false, timeout: probeTimeoutMs }, (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk) => (text += chunk))
+      response.on("end", () => {
+        let code: string | undefined
+        try {
+          code = (JSON.parse(text) as { error?: { code?: string } }).error?.code
+        } catch {
+          code = undefined
+        }
+        resolve({ path, outcome: response.statusCode ?? 0, code })
+      })
+    })
+    request.on("timeout", () => request.destroy(new Error(`no answer within ${probeTimeoutMs} ms`)))
+    request.on("error", (error: NodeJS.ErrnoException) =>
+      resolve({ path, outcome: error.code === "ECONNREFUSED" ? "refused" : `${error.code ?? ""} ${error.message}` }))
+  })
+
+/**
+ * Probes health, ready and an ordinary route every 50 ms from spawn until ready answers 200 (or the process
+ * exits, or 120 s pass), without waiting for one round before starting the next; returns every outcome.
+ */
+const probeUntilReady = (engram: Engram, base: string) =>
+  Effect.promise(async () => {
+    const paths = ["/api/v1/system/health", "/api/v1/system/ready", "/api/v1/sources"]
+    const probes: Array<Promise<Probe>> = []
+    let ready = false
+    const deadline = Date.now() + 120_000
+    while (!ready && engram.child.exitCode === null && Date.now() < deadline) {
+      for (const path of paths) {
+        probes.push(probe(base, path).then((result) => {
+          if (result.path === "/api/v1/system/ready" && result.outcome === 200) ready = true
+          return result
+        }))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    return Promise.all(probes)
+  })
+
+// Each test starts real processes; on a loaded machine one start-up can take a minute. Bounds, not timings.
+describe("the engram process", { timeout: 300_000 }, () => {
   it.live("a bad setting stops start-up with a message naming the variable and what is allowed", () =>
     Effect.gen(function*() {
       const cases: ReadonlyArray<readonly [Record<string, string>, RegExp]> = [
@@ -28,6 +85,106 @@ describe("the engram process", () => {
         assert.match(engram.output(), message)
         assert.notMatch(engram.output(), noStackTrace)
       }
+    }).pipe(Effect.scoped))
+
+  it.live("from spawn to ready every probe is answered: health 200, ready 503 not_ready, other routes 503 starting", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: String(port)
+      })
+      const probes = yield* probeUntilReady(engram, `http://127.0.0.1:${port}`)
+      const unanswered = probes.filter((p) => typeof p.outcome === "string" && p.outcome !== "refused")
+      assert.deepStrictEqual(unanswered, [], "every connection gets an answer")
+      const answered = probes.filter((p) => typeof p.outcome === "number")
+      assert.isTrue(answered.some((p) => p.path.endsWith("/ready") && p.outcome === 200), engram.output())
+      for (const p of answered) {
+        if (p.path.endsWith("/health")) assert.strictEqual(p.outcome, 200)
+        if (p.path.endsWith("/ready") && p.outcome !== 200) assert.deepStrictEqual([p.outcome, p.code], [503, "not_ready"])
+        if (p.path.endsWith("/sources") && p.outcome !== 401) assert.deepStrictEqual([p.outcome, p.code], [503, "starting"])
+      }
+    }).pipe(Effect.scoped))
+
+  it.live("a port in use stops start-up naming the address and the settings to change", () =>
+    Effect.gen(function*() {
+      const port = yield* occupiedPort
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: String(port)
+      })
+      assert.strictEqual(yield* exitCode(engram), 1)
+      const output = engram.output()
+      assert.include(output, `engram: Cannot listen on 127.0.0.1:${port}: the address is already in use`)
+      assert.include(output, "ENGRAM_PORT")
+      assert.include(output, "ENGRAM_HOST")
+      assert.notMatch(output, noStackTrace)
+    }).pipe(Effect.scoped))
+
+  it.live("a data directory that cannot be created stops start-up naming it and ENGRAM_DATA_DIR", () =>
+    Effect.gen(function*() {
+      const blocker = Path.join(yield* scratchDir, "a-file")
+      Fs.writeFileSync(blocker, "")
+      const dataDir = Path.join(blocker, "data")
+      const engram = yield* spawnEngram({ ENGRAM_DATA_DIR: dataDir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0" })
+      assert.strictEqual(yield* exitCode(engram), 1)
+      const output = engram.output()
+      assert.include(output, `engram: Cannot create the data directory ${dataDir}`)
+      assert.include(output, "Set ENGRAM_DATA_DIR to a directory")
+      assert.notMatch(output, noStackTrace)
+    }).pipe(Effect.scoped))
+
+  it.live("an unreachable DATABASE_URL stops start-up naming the server (never the password) and what to check", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: "0",
+        DATABASE_URL: `postgres://engram:hunter2-secret@127.0.0.1:${port}/engram`
+      })
+      assert.strictEqual(yield* exitCode(engram), 1)
+      const output = engram.output()
+      assert.include(output, `engram: Cannot connect to the PostgreSQL server in DATABASE_URL (127.0.0.1:${port}`)
+      assert.include(output, "Check that PostgreSQL runs")
+      assert.notInclude(output, "hunter2-secret")
+      assert.notMatch(output, noStackTrace)
+    }).pipe(Effect.scoped))
+
+  it.live("with name-only login the default host is 127.0.0.1; exposing it on 0.0.0.0 logs a warning", () =>
+    Effect.gen(function*() {
+      const address = (engram: Engram) =>
+        Effect.map(listeningUrl(engram), () => engram.output().match(/"address":"(http:\/\/[^"]+)"/)![1]!)
+      const exposure = /name-only login \(ENGRAM_LOCAL_LOGIN=true\) is exposed on 0\.0\.0\.0/
+      const local = yield* spawnEngram({ ENGRAM_DATA_DIR: yield* scratchDir, ENGRAM_PORT: "0" })
+      assert.match(yield* address(local), /^http:\/\/127\.0\.0\.1:\d+$/)
+      assert.notMatch(local.output(), exposure)
+      const exposed = yield* spawnEngram({ ENGRAM_DATA_DIR: yield* scratchDir, ENGRAM_HOST: "0.0.0.0", ENGRAM_PORT: "0" })
+      assert.match(yield* address(exposed), /^http:\/\/0\.0\.0\.0:\d+$/)
+      const warning = exposed.output().split("\n").find((line) => exposure.test(line))
+      assert.isDefined(warning, exposed.output())
+      assert.strictEqual(JSON.parse(warning!).level, "WARN")
+    }).pipe(Effect.scoped))
+
+  it.live("an unknown ENGRAM_* setting is named in a warning with the setting it probably meant", () =>
+    Effect.gen(function*() {
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: "0",
+        ENGRAM_PROT: "9000",
+        ENGRAM_WORKER_CONCURENCY: "4"
+      })
+      yield* listeningUrl(engram)
+      const warnings = engram.output().split("\n").filter((line) => line.includes("is not an Engram setting"))
+        .map((line) => JSON.parse(line) as { level: string; message: string })
+      assert.deepStrictEqual(warnings.map((w) => w.level), ["WARN", "WARN"])
+      const text = warnings.map((w) => w.message).join("\n")
+      assert.include(text, "ENGRAM_PROT is not an Engram setting and is ignored: did you mean ENGRAM_PORT?")
+      assert.include(text, "ENGRAM_WORKER_CONCURENCY is not an Engram setting and is ignored: did you mean ENGRAM_WORKER_CONCURRENCY?")
+      assert.notInclude(engram.output(), "ENGRAM_DATA_DIR is not")
     }).pipe(Effect.scoped))
 
   it.live("a second process on a data directory in use fails fast and the first keeps serving", () =>
@@ -56,6 +213,8 @@ describe("the engram process", () => {
       const address = server.getServerConn()
       const engram = yield* spawnEngram({
         ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: "0",
         DATABASE_URL: `postgres://postgres@${address}/postgres`
       })
       assert.strictEqual(yield* exitCode(engram), 1)

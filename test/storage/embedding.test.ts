@@ -32,7 +32,7 @@ describe("embedding lifecycle", () => {
   for (const engine of engines) {
     it.live(`without a model the node serves lexically; once one is available every chunk is embedded (${engine})`, () =>
       Effect.gen(function*() {
-        const base = yield* freshSettings(engine)
+        const base = yield* freshSettings(engine, { admins: ["Lexi"] })
         const noModel = { ...base, embedModelDir: Option.some("/nonexistent/model-dir") }
         const ids = yield* withServer(noModel, ({ url }) =>
           Effect.gen(function*() {
@@ -72,7 +72,7 @@ describe("embedding lifecycle", () => {
 
     it.live(`a different model never mixes vectors; the reindex job switches atomically (${engine})`, () =>
       Effect.gen(function*() {
-        const base = yield* freshSettings(engine)
+        const base = yield* freshSettings(engine, { admins: ["Switcher"] })
         const token = yield* withServer(base, ({ url }) =>
           Effect.gen(function*() {
             yield* waitUntilReady(url)

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { fixtureModelDir } from "./datasets.ts"
 
@@ -35,14 +36,14 @@ export const spawnEngram = (env: Record<string, string>) =>
       })
   )
 
-/** Waits for the process to exit, at most `ms`. */
-export const exitCode = (engram: Engram, ms = 30_000) =>
+/** Waits for the process to exit, at most `ms` (generous: start-up on a loaded machine can take a minute). */
+export const exitCode = (engram: Engram, ms = 120_000) =>
   Effect.promise(() =>
     Promise.race([engram.exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), ms))])
   )
 
 /** Waits for the "engram listening" log line and returns the base URL. */
-export const listeningUrl = (engram: Engram, ms = 30_000) =>
+export const listeningUrl = (engram: Engram, ms = 120_000) =>
   Effect.promise(async () => {
     const deadline = Date.now() + ms
     while (Date.now() < deadline) {
@@ -53,3 +54,30 @@ export const listeningUrl = (engram: Engram, ms = 30_000) =>
     }
     throw new Error(`engram did not start: ${engram.output()}`)
   })
+
+/**
+ * A TCP port that was free a moment ago: bound on 127.0.0.1 by the system (port 0), then released, for a test
+ * that must know the port before the process opens it. Never a fixed port.
+ */
+export const freePort = Effect.promise(() =>
+  new Promise<number>((resolve, reject) => {
+    const server = Net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as Net.AddressInfo).port
+      server.close(() => resolve(port))
+    })
+  })
+)
+
+/** Holds a port on 127.0.0.1 (chosen by the system) for the scope, so a process started on it finds it taken. */
+export const occupiedPort = Effect.acquireRelease(
+  Effect.promise(() =>
+    new Promise<Net.Server>((resolve, reject) => {
+      const server = Net.createServer((socket) => socket.destroy())
+      server.once("error", reject)
+      server.listen(0, "127.0.0.1", () => resolve(server))
+    })
+  ),
+  (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+).pipe(Effect.map((server) => (server.address() as Net.AddressInfo).port))

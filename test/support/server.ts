@@ -53,6 +53,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   tokenTtlSeconds: 3600,
   allowRegistration: false,
   localLogin: true,
+  admins: [],
   corsOrigins: [],
   logLevel: "none",
   logFormat: "json",

@@ -1,0 +1,132 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Exit, Layer, Option, Ref, Scope } from "effect"
+import { HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { randomUUID } from "node:crypto"
+import { createServer } from "node:http"
+import { EngramConfig, isLoopbackHost, unknownSettings } from "../config.ts"
+import { StartupError } from "../services/Db.ts"
+
+/** The application's request handler once every service is up. */
+export type AppHandler = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  unknown,
+  HttpServerRequest.HttpServerRequest | Scope.Scope
+>
+
+/** Why binding the port failed, and what the operator can set to fix it. */
+const listenFailure = (host: string, port: number, cause: unknown) => {
+  const address = `${host}:${port}`
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code
+  switch (code) {
+    case "EADDRINUSE":
+      return `Cannot listen on ${address}: the address is already in use (another Engram or another program ` +
+        "listens there). Stop that program, or set ENGRAM_PORT to a free port (ENGRAM_HOST sets the interface)."
+    case "EACCES":
+      return `Cannot listen on ${address}: permission denied (ports below 1024 need privileges). ` +
+        "Set ENGRAM_PORT to 1024 or higher."
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `Cannot listen on ${address}: ENGRAM_HOST=${host} is not an address of this machine. ` +
+        "Set ENGRAM_HOST to 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)."
+    default:
+      return `Cannot listen on ${address}: ${cause instanceof Error ? cause.message : String(cause)}. ` +
+        "Check ENGRAM_HOST and ENGRAM_PORT."
+  }
+}
+
+/** A misspelt setting is otherwise ignored without a word: name it, and the setting it probably meant. */
+const warnAboutUnknownSettings = Effect.flatMap(unknownSettings, (unknown) =>
+  Effect.forEach(unknown, ({ name, suggestion }) =>
+    Effect.logWarning(
+      `${name} is not an Engram setting and is ignored` +
+        Option.match(suggestion, { onNone: () => "", onSome: (known) => `: did you mean ${known}?` }) +
+        " The settings are listed in the README (Configuration)."
+    ), { discard: true }))
+
+/** Name-only login on an address other machines can reach lets anyone sign in as anyone: say so loudly. */
+const warnIfLoginExposed = Effect.gen(function*() {
+  const config = yield* EngramConfig
+  if (!config.localLogin || isLoopbackHost(config.host)) return
+  yield* Effect.logWarning(
+    `name-only login (ENGRAM_LOCAL_LOGIN=true) is exposed on ${config.host}: anyone who can reach this port can ` +
+      "sign in as any user, administrators included, by name alone. Set ENGRAM_LOCAL_LOGIN=false (users then " +
+      "sign in with passwords; see ENGRAM_ALLOW_REGISTRATION), or ENGRAM_HOST=127.0.0.1 to serve this machine " +
+      "only, unless a proxy in front authenticates every request."
+  )
+})
+
+/**
+ * The HTTP server on ENGRAM_HOST:ENGRAM_PORT; a port that cannot be bound stops start-up with the reason.
+ * Warns when name-only login is reachable from other machines.
+ */
+export const HttpServerLive = Layer.unwrap(Effect.map(EngramConfig, (config) =>
+  Layer.merge(
+    Layer.effect(
+      HttpServer.HttpServer,
+      NodeHttpServer.make(createServer, { host: config.host, port: config.port }).pipe(
+        Effect.mapError((error) => new StartupError({ message: listenFailure(config.host, config.port, error.cause) })),
+        Effect.tap(() => Effect.andThen(warnAboutUnknownSettings, warnIfLoginExposed))
+      )
+    ),
+    NodeHttpServer.layerHttpServices
+  )))
+
+const healthPath = "/api/v1/system/health"
+const readyPath = "/api/v1/system/ready"
+
+const validRequestId = (value: string | undefined) =>
+  value !== undefined && /^[A-Za-z0-9._:-]{1,128}$/.test(value) ? value : undefined
+
+/** What a request gets while the services start: liveness holds, readiness and everything else are 503. */
+const whileStarting = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const requestId = validRequestId(request.headers["x-request-id"]) ?? randomUUID()
+  const path = request.url.split("?")[0]
+  const unavailable = (code: string, message: string) =>
+    HttpServerResponse.jsonUnsafe({ error: { code, message, request_id: requestId } }, {
+      status: 503,
+      headers: { "retry-after": "1" }
+    })
+  const response = path === healthPath
+    ? HttpServerResponse.jsonUnsafe({ status: "ok" })
+    : path === readyPath
+    ? unavailable(
+      "not_ready",
+      "Not ready: Engram is starting (opening the database, applying migrations, loading models)"
+    )
+    : unavailable("starting", "Engram is starting and does not serve requests yet; retry in a moment")
+  return response.pipe(
+    HttpServerResponse.setHeader("x-request-id", requestId),
+    HttpServerResponse.setHeader("x-content-type-options", "nosniff")
+  )
+})
+
+/**
+ * Answers every connection from the moment the port is open, so no probe or client ever waits on a silent
+ * socket: while the services start, health is 200, ready is 503 not_ready and every other route 503 starting;
+ * `open` hands all requests to the application. `drain` stops accepting connections and waits for the requests
+ * in flight (at most 20 s): the application calls it before its services shut down.
+ */
+export class StartupGate extends Context.Service<StartupGate, {
+  readonly open: (app: AppHandler) => Effect.Effect<void>
+  readonly drain: Effect.Effect<void>
+}>()("engram/StartupGate") {
+  static readonly layer = Layer.effect(
+    StartupGate,
+    Effect.gen(function*() {
+      const server = yield* HttpServer.HttpServer
+      const app = yield* Ref.make(Option.none<AppHandler>())
+      const serving = yield* Effect.acquireRelease(Scope.make(), (scope, exit) => Scope.close(scope, exit))
+      yield* server.serve(Effect.flatMap(Ref.get(app), Option.getOrElse(() => whileStarting))).pipe(
+        Scope.provide(serving)
+      )
+      yield* Effect.logInfo("engram starting: the port is open; health answers 200, everything else 503 until ready")
+        .pipe(Effect.annotateLogs({ port_open: HttpServer.formatAddress(server.address) }))
+      return StartupGate.of({
+        open: (handler) => Ref.set(app, Option.some(handler)),
+        drain: Scope.close(serving, Exit.void)
+      })
+    })
+  )
+}
