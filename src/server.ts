@@ -21,6 +21,7 @@ import { Db } from "./services/Db.ts"
 import { Documents } from "./services/Documents.ts"
 import { Embedder } from "./services/Embedder.ts"
 import { Extractor } from "./services/Extractor.ts"
+import { IngestThreads } from "./services/IngestThreads.ts"
 import { Graph } from "./services/Graph.ts"
 import { GraphSearch } from "./services/GraphSearch.ts"
 import { Jobs } from "./services/Jobs.ts"
@@ -41,7 +42,8 @@ const Ingestion = Syncs.layer.pipe(Layer.provideMerge(Documents.layer), Layer.pr
 
 const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.layer).pipe(
   Layer.provideMerge(Pipeline.layer),
-  Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer))
+  Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer)),
+  Layer.provideMerge(IngestThreads.layer)
 )
 
 /** Services shared by the HTTP handlers and the workers, on one database. */

@@ -1386,15 +1386,27 @@ const nameOf = (entity: EntityDraft): string => {
   return [...counts.keys()].sort((a, b) => words(b) - words(a) || counts.get(b)! - counts.get(a)! || entity.surfaces.indexOf(a) - entity.surfaces.indexOf(b))[0]!
 }
 
-export const extractRules = (input: ExtractionInput): Extraction => {
+export const extractRules = (input: ExtractionInput): Extraction => extractRulesUntil(input, Infinity).extraction
+
+/**
+ * The rules over the document's chunks in order, parsing no further chunk once `deadline` (performance.now()
+ * milliseconds) has passed: the extraction covers the first `chunksRead` chunks.
+ */
+export const extractRulesUntil = (
+  whole: ExtractionInput,
+  deadline: number
+): { readonly extraction: Extraction; readonly chunksRead: number } => {
   const sentences: Array<Sentence> = []
-  const speakerKeys = new Set(input.chunks.flatMap((chunk) => (chunk.speaker === null ? [] : [lower(chunk.speaker)])))
+  const speakerKeys = new Set(whole.chunks.flatMap((chunk) => (chunk.speaker === null ? [] : [lower(chunk.speaker)])))
   // A speaker makes any line an event ("i'll send it"), and a speaker's name may be written in lower case.
   const parseAll = speakerKeys.size > 0
   const lowerCaseWords = new Set<string>()
-  input.chunks.forEach((chunk, index) => {
-    sentences.push(...sentencesOf(chunk.text, index, sentences.length, parseAll, lowerCaseWords))
-  })
+  let chunksRead = 0
+  while (chunksRead < whole.chunks.length && performance.now() < deadline) {
+    sentences.push(...sentencesOf(whole.chunks[chunksRead]!.text, chunksRead, sentences.length, parseAll, lowerCaseWords))
+    chunksRead++
+  }
+  const input = chunksRead === whole.chunks.length ? whole : { ...whole, chunks: whole.chunks.slice(0, chunksRead) }
   const capitalisedWords = new Set<string>()
   for (const sentence of sentences) {
     sentence.terms.forEach((term, i) => {
@@ -1433,7 +1445,7 @@ export const extractRules = (input: ExtractionInput): Extraction => {
       return { key, name, kind, aliases, mentions: draft.mentions.length + draft.spoken, description }
     })
 
-  return {
+  const extraction = {
     entities,
     events: events.map((event) => ({
       ...event,
@@ -1444,4 +1456,5 @@ export const extractRules = (input: ExtractionInput): Extraction => {
       place: event.place === null ? null : (finalKey.get(event.place) ?? null)
     }))
   }
+  return { extraction, chunksRead }
 }

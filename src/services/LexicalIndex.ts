@@ -1,6 +1,9 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 
+/** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
+const postingsBatch = 50
+
 export interface Bm25Parameters {
   readonly k1: number
   readonly b: number
@@ -37,17 +40,36 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
+      /** The version's chunk ordinals in ranges of `postingsBatch` chunks, so no statement handles a whole document. */
+      const ordinalRanges = Effect.fnUntraced(function*(documentId: string, version: number | null) {
+        const [row] = yield* sql<{ last: number | null }>`
+          SELECT max(c.ordinal) AS last FROM chunks c
+          ${version === null
+            ? sql`JOIN documents d ON d.id = c.document_id AND c.version = d.active_version`
+            : sql``}
+          WHERE c.document_id = ${documentId} ${version === null ? sql`` : sql`AND c.version = ${version}`}`
+        const last = row?.last ?? -1
+        const ranges: Array<readonly [number, number]> = []
+        for (let from = 0; from <= last; from += postingsBatch) ranges.push([from, from + postingsBatch])
+        return ranges
+      })
+
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
-        yield* sql`
-          INSERT INTO lexical_terms (source_id, term, df)
-          SELECT c.source_id, t.term, ${sign} * count(*)
-          FROM chunks c
-          JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
-          JOIN chunk_terms t ON t.chunk_id = c.id
-          WHERE c.document_id = ${documentId}
-          GROUP BY c.source_id, t.term
-          ORDER BY t.term
-          ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
+        // Batches of one document take their term rows in different orders; one writer per source at a time
+        // keeps concurrent documents of the source from deadlocking on them.
+        yield* sql`SELECT pg_advisory_xact_lock(hashtext(d.source_id)) FROM documents d WHERE d.id = ${documentId}`
+        for (const [from, to] of yield* ordinalRanges(documentId, null)) {
+          yield* sql`
+            INSERT INTO lexical_terms (source_id, term, df)
+            SELECT c.source_id, t.term, ${sign} * count(*)
+            FROM chunks c
+            JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
+            JOIN chunk_terms t ON t.chunk_id = c.id
+            WHERE c.document_id = ${documentId} AND c.ordinal >= ${from} AND c.ordinal < ${to}
+            GROUP BY c.source_id, t.term
+            ORDER BY t.term
+            ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
+        }
         yield* sql`
           INSERT INTO lexical_stats (source_id, chunk_count, total_length)
           SELECT c.source_id, ${sign} * count(*), ${sign} * coalesce(sum(c.lexeme_count), 0)
@@ -67,20 +89,23 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const measure = Effect.fn("LexicalIndex.measure")(function*(documentId: string, version: number) {
         // The version's chunks were just (re)written, so their postings are new rows; each carries its chunk's
         // source and length, which scoring reads from the postings alone.
-        yield* sql`
-          WITH postings AS (
-            INSERT INTO chunk_terms (term, chunk_id, source_id, tf, len)
-            SELECT u.term, c.id, c.source_id, u.tf, (sum(u.tf) OVER (PARTITION BY c.id))::int
-            FROM chunks c CROSS JOIN LATERAL (
-              SELECT lexeme AS term, coalesce(array_length(positions, 1), 1) AS tf
-              FROM unnest(to_tsvector('english', c.text))
-            ) u
-            WHERE c.document_id = ${documentId} AND c.version = ${version}
-            RETURNING chunk_id, len
-          )
-          UPDATE chunks SET lexeme_count = lengths.len
-          FROM (SELECT DISTINCT chunk_id, len FROM postings) lengths
-          WHERE chunks.id = lengths.chunk_id`
+        for (const [from, to] of yield* ordinalRanges(documentId, version)) {
+          yield* sql`
+            WITH postings AS (
+              INSERT INTO chunk_terms (term, chunk_id, source_id, tf, len)
+              SELECT u.term, c.id, c.source_id, u.tf, (sum(u.tf) OVER (PARTITION BY c.id))::int
+              FROM chunks c CROSS JOIN LATERAL (
+                SELECT lexeme AS term, coalesce(array_length(positions, 1), 1) AS tf
+                FROM unnest(to_tsvector('english', c.text))
+              ) u
+              WHERE c.document_id = ${documentId} AND c.version = ${version}
+                AND c.ordinal >= ${from} AND c.ordinal < ${to}
+              RETURNING chunk_id, len
+            )
+            UPDATE chunks SET lexeme_count = lengths.len
+            FROM (SELECT DISTINCT chunk_id, len FROM postings) lengths
+            WHERE chunks.id = lengths.chunk_id`
+        }
       }, Effect.orDie)
 
       const search = Effect.fn("LexicalIndex.search")(function*(
