@@ -84,6 +84,13 @@ const socketPathFor = (dir: string) => {
     : Path.join(Os.tmpdir(), `engram-${createHash("sha256").update(dir).digest("hex").slice(0, 16)}.sock`)
 }
 
+/**
+ * The largest message the client accepts from the server: rows as large as ingestion writes (an original up to
+ * ENGRAM_MAX_UPLOAD_BYTES, a parse holding its text twice) must read back. The driver's default, 16 MiB, failed
+ * every upload over about 7 MB; 1 GiB is PostgreSQL's own limit on one value.
+ */
+const maxMessageSize = 1024 ** 3
+
 /** PGlite (Postgres in WASM) with pgvector, persisted in the data directory and served on a unix socket. */
 const embeddedClient = (dataDir: string) =>
   Effect.gen(function*() {
@@ -120,7 +127,8 @@ const embeddedClient = (dataDir: string) =>
       username: "postgres",
       database: "postgres",
       maxConnections: 1,
-      minConnections: 1
+      minConnections: 1,
+      maxMessageSize
     }).pipe(
       Effect.mapError((error) =>
         new StartupError({ message: `Cannot connect to the embedded database: ${errorText(error)}` })
@@ -131,7 +139,7 @@ const embeddedClient = (dataDir: string) =>
 /** An external PostgreSQL (>= 15) with the pgvector extension. */
 const postgresClient = (url: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
-    const client = yield* PgClient.make({ url, maxConnections: 10 }).pipe(
+    const client = yield* PgClient.make({ url, maxConnections: 10, maxMessageSize }).pipe(
       Effect.mapError((error) =>
         new StartupError({ message: `Cannot connect to the PostgreSQL server in DATABASE_URL: ${errorText(error)}` })
       )
