@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
-const postingsBatch = 50
+const postingsBatch = 25
 
 export interface Bm25Parameters {
   readonly k1: number
