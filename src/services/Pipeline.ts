@@ -141,9 +141,16 @@ export class Pipeline extends Context.Service<Pipeline, {
         const [document] = yield* sql<{ title: string; document_date: Date | null }>`
           SELECT title, document_date FROM documents WHERE id = ${documentId}`.pipe(Effect.orDie)
         if (document === undefined) return
+        const [size] = yield* sql<{ chunks: number; chars: number }>`
+          SELECT count(*)::int AS chunks, coalesce(sum(length(text)), 0)::int AS chars FROM chunks
+          WHERE document_id = ${documentId} AND version = ${version}`.pipe(Effect.orDie)
+        // Only the chunks the extraction budget can reach are read: a large document's text stays in the database.
         const chunks = yield* sql<{ ordinal: number; text: string; speaker: string | null; spoken_at: Date | null }>`
-          SELECT ordinal, text, speaker, spoken_at FROM chunks
-          WHERE document_id = ${documentId} AND version = ${version}
+          SELECT ordinal, text, speaker, spoken_at FROM (
+            SELECT ordinal, text, speaker, spoken_at, sum(length(text)) OVER (ORDER BY ordinal) - length(text) AS before
+            FROM chunks WHERE document_id = ${documentId} AND version = ${version}
+          ) c
+          WHERE before < ${settings.extractMaxChars}
           ORDER BY ordinal`.pipe(Effect.orDie)
         const { extraction, coverage } = yield* extractor.extract({
           title: document.title,
@@ -156,7 +163,17 @@ export class Pipeline extends Context.Service<Pipeline, {
           }))
         })
         yield* graph.store(documentId, version, extraction)
-        if (coverage !== null) yield* recordResult(job, { extraction: coverage })
+        if (coverage !== null) {
+          const whole = chunks.length === (size?.chunks ?? 0)
+          yield* recordResult(job, {
+            extraction: whole ? coverage : {
+              ...coverage,
+              complete: false,
+              chars_total: size?.chars ?? coverage.chars_total,
+              reason: coverage.reason ?? "char_limit"
+            }
+          })
+        }
       })
 
       /** Embeds, batch by batch, the chunks in `scope` that have no vector in the model's table yet. */
