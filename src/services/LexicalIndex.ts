@@ -4,6 +4,9 @@ import { SqlClient } from "effect/sql"
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
 const postingsBatch = 25
 
+/** Term rows per statement when document frequencies are written. */
+const termsPerStatement = 1000
+
 export interface Bm25Parameters {
   readonly k1: number
   readonly b: number
@@ -55,20 +58,35 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       })
 
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
-        // Batches of one document take their term rows in different orders; one writer per source at a time
-        // keeps concurrent documents of the source from deadlocking on them.
-        yield* sql`SELECT pg_advisory_xact_lock(hashtext(d.source_id)) FROM documents d WHERE d.id = ${documentId}`
+        // Document frequencies are summed here over bounded batches of chunks, then each term row is written once,
+        // in term order (so concurrent documents of a source take the rows in the same order and cannot deadlock).
+        const frequencies = new Map<string, number>()
+        let sourceId: string | undefined
         for (const [from, to] of yield* ordinalRanges(documentId, null)) {
-          yield* sql`
-            INSERT INTO lexical_terms (source_id, term, df)
-            SELECT c.source_id, t.term, ${sign} * count(*)
+          const rows = yield* sql<{ source_id: string; term: string; df: number }>`
+            SELECT c.source_id, t.term, count(*)::int AS df
             FROM chunks c
             JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
             JOIN chunk_terms t ON t.chunk_id = c.id
             WHERE c.document_id = ${documentId} AND c.ordinal >= ${from} AND c.ordinal < ${to}
-            GROUP BY c.source_id, t.term
-            ORDER BY t.term
+            GROUP BY c.source_id, t.term`
+          for (const row of rows) {
+            sourceId = row.source_id
+            frequencies.set(row.term, (frequencies.get(row.term) ?? 0) + row.df)
+          }
+        }
+        const terms = [...frequencies.keys()].sort()
+        for (let i = 0; sourceId !== undefined && i < terms.length; i += termsPerStatement) {
+          const slice = terms.slice(i, i + termsPerStatement)
+          yield* sql`
+            INSERT INTO lexical_terms (source_id, term, df)
+            SELECT ${sourceId}, u.term, ${sign} * u.df
+            FROM unnest(${slice}::text[], ${slice.map((term) => frequencies.get(term)!)}::int[]) AS u (term, df)
             ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
+          if (sign === -1) {
+            yield* sql`
+              DELETE FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${slice}::text[]) AND df <= 0`
+          }
         }
         yield* sql`
           INSERT INTO lexical_stats (source_id, chunk_count, total_length)
@@ -79,11 +97,6 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           ON CONFLICT (source_id) DO UPDATE SET
             chunk_count = lexical_stats.chunk_count + EXCLUDED.chunk_count,
             total_length = lexical_stats.total_length + EXCLUDED.total_length`
-        if (sign === -1) {
-          yield* sql`
-            DELETE FROM lexical_terms t USING documents d
-            WHERE d.id = ${documentId} AND t.source_id = d.source_id AND t.df <= 0`
-        }
       }, Effect.orDie)
 
       const measure = Effect.fn("LexicalIndex.measure")(function*(documentId: string, version: number) {

@@ -19,6 +19,22 @@ const prose = (size: number, last: string) => {
   return paragraphs.join("\n\n")
 }
 
+/**
+ * Short notes, one paragraph each: their parse (text plus blocks JSON) is over four times the upload, so a 4 MiB
+ * file reads back as one 17 MiB message, past the SQL driver's default limit of 16 MiB.
+ */
+const notes = (size: number, last: string) => {
+  const parts: Array<string> = []
+  let length = 0
+  for (let i = 0; length < size; i++) {
+    const line = `${i % 200 === 0 ? `## Notes from ${i}\n\n` : ""}Maria met Tom in Lisbon, note ${i}.`
+    parts.push(line)
+    length += line.length + 2
+  }
+  parts.push(`The notes end with the word ${last}.`)
+  return parts.join("\n\n")
+}
+
 const lexicalHits = (url: string, token: string, query: string) =>
   Effect.map(
     request(url, "/api/v1/search", { token, json: { query, strategy: "lexical" } }),
@@ -38,7 +54,27 @@ const settledJob = (url: string, token: string, jobId: string) =>
     throw new Error(`job ${jobId} did not settle`)
   })
 
-const uploadLimit = 8 * 1024 * 1024
+/** Term rows whose document frequency differs from a recount of the searchable chunks, and the chunk count kept. */
+const statisticsDrift = (sourceId: string) =>
+  Effect.gen(function*() {
+    const { sql } = yield* TestServer
+    const [drift] = yield* sql<{ n: number }>`
+      WITH truth AS (
+        SELECT u.lexeme AS term, count(*)::int AS df
+        FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+        CROSS JOIN LATERAL unnest(to_tsvector('english', c.text)) u
+        WHERE c.source_id = ${sourceId}
+        GROUP BY u.lexeme
+      )
+      SELECT count(*)::int AS n FROM truth
+      FULL JOIN (SELECT term, df FROM lexical_terms WHERE source_id = ${sourceId} AND df <> 0) kept USING (term)
+      WHERE truth.df IS DISTINCT FROM kept.df`
+    const [stats] = yield* sql<{ chunk_count: number }>`
+      SELECT coalesce(sum(chunk_count), 0)::int AS chunk_count FROM lexical_stats WHERE source_id = ${sourceId}`
+    return { terms: drift!.n, chunks: stats!.chunk_count }
+  })
+
+const uploadLimit = 4 * 1024 * 1024
 
 for (const engine of engines) {
   layer(freshServer(engine, {
@@ -77,7 +113,7 @@ for (const engine of engines) {
         const { url } = yield* TestServer
         const token = yield* login(url, "Bulk")
         const sourceId = yield* createSource(url, token, "Bulk")
-        const near = new TextEncoder().encode(prose(uploadLimit - 64 * 1024, "omegaterminus"))
+        const near = new TextEncoder().encode(notes(uploadLimit - 64 * 1024, "omegaterminus"))
         const accepted = yield* upload(url, token, sourceId, [{ name: "minutes.md", bytes: near }])
         assert.strictEqual(accepted.status, 202, accepted.text)
         const document = accepted.body.documents[0]
@@ -87,6 +123,11 @@ for (const engine of engines) {
         const ready = yield* waitForDocument(url, token, sourceId, document.id)
         assert.strictEqual(ready.status, "ready")
         assert.include(yield* lexicalHits(url, token, "omegaterminus"), ready.id)
+        // BM25 statistics, summed over many batches of chunks, equal a recount; deleting takes them back to zero.
+        assert.isAbove(ready.chunk_count, 50)
+        assert.deepStrictEqual(yield* statisticsDrift(sourceId), { terms: 0, chunks: ready.chunk_count })
+        yield* request(url, `/api/v1/sources/${sourceId}/documents/${ready.id}`, { method: "DELETE", token })
+        assert.deepStrictEqual(yield* statisticsDrift(sourceId), { terms: 0, chunks: 0 })
 
         const over = new Uint8Array(uploadLimit + 1).fill(0x61)
         const refused = yield* upload(url, token, sourceId, [{ name: "over.txt", bytes: over }])
