@@ -10,12 +10,16 @@ import { extractRulesUntil } from "../extract/rules.ts"
 
 export type IngestTask =
   | { readonly kind: "parse"; readonly format: Format; readonly bytes: Uint8Array; readonly maxChars: number }
-  | { readonly kind: "chunk"; readonly parsed: Parsed; readonly options: ChunkOptions }
+  /** `blocksJson`: the parse's blocks as stored (JSON text), decoded here rather than on the request thread. */
+  | { readonly kind: "chunk"; readonly text: string; readonly blocksJson: string; readonly options: ChunkOptions }
   /** `milliseconds`: no chunk is parsed once they have passed (the thread's own clock). */
   | { readonly kind: "extract"; readonly input: ExtractionInput; readonly milliseconds: number }
 
 export interface ParseResult {
-  readonly parsed: Parsed
+  readonly text: string
+  /** The blocks as JSON text, encoded here rather than on the request thread. */
+  readonly blocksJson: string
+  readonly blockCount: number
   /** The parsed text's length before it was cut to `maxChars`. */
   readonly charsTotal: number
 }
@@ -52,11 +56,17 @@ export const cutParsed = (parsed: Parsed, maxChars: number): Parsed => {
 export const runTask = async (task: IngestTask): Promise<ParseResult | ReadonlyArray<ChunkDraft> | ExtractResult> => {
   switch (task.kind) {
     case "parse": {
-      const parsed = await parseDocument(task.format, task.bytes)
-      return { parsed: cutParsed(parsed, task.maxChars), charsTotal: parsed.text.length }
+      const whole = await parseDocument(task.format, task.bytes)
+      const parsed = cutParsed(whole, task.maxChars)
+      return {
+        text: parsed.text,
+        blocksJson: JSON.stringify(parsed.blocks),
+        blockCount: parsed.blocks.length,
+        charsTotal: whole.text.length
+      }
     }
     case "chunk":
-      return chunkParsed(task.parsed, task.options)
+      return chunkParsed({ text: task.text, blocks: JSON.parse(task.blocksJson) as Parsed["blocks"] }, task.options)
     case "extract":
       return extractRulesUntil(task.input, performance.now() + task.milliseconds)
   }

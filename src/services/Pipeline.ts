@@ -2,7 +2,6 @@ import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
 import { type Stage, stages } from "../domain/Document.ts"
-import type { Block } from "../ingest/Parsed.ts"
 import type { Format } from "../ingest/parse/index.ts"
 import { Embedder } from "./Embedder.ts"
 import { Extractor } from "./Extractor.ts"
@@ -60,7 +59,7 @@ export class Pipeline extends Context.Service<Pipeline, {
           SELECT d.format, o.content FROM documents d JOIN document_originals o ON o.document_id = d.id
           WHERE d.id = ${documentId}`.pipe(Effect.orDie)
         if (original === undefined) return
-        const { parsed, charsTotal } = yield* threads.run(
+        const parsed = yield* threads.run(
           { kind: "parse", format: original.format, bytes: original.content, maxChars: settings.parseMaxChars },
           settings.parseTimeoutSeconds * 1000
         ).pipe(
@@ -75,7 +74,7 @@ export class Pipeline extends Context.Service<Pipeline, {
               })
           )
         )
-        if (parsed.blocks.length === 0) {
+        if (parsed.blockCount === 0) {
           return yield* new StageFailure({
             code: "no_text",
             message: "No text could be extracted from the document",
@@ -85,25 +84,26 @@ export class Pipeline extends Context.Service<Pipeline, {
         }
         yield* sql`
           INSERT INTO document_parses (document_id, version, text, blocks, parser)
-          VALUES (${documentId}, ${version}, ${parsed.text}, ${JSON.stringify(parsed.blocks)}::jsonb, ${original.format})
+          VALUES (${documentId}, ${version}, ${parsed.text}, ${parsed.blocksJson}::jsonb, ${original.format})
           ON CONFLICT (document_id, version) DO UPDATE SET text = EXCLUDED.text, blocks = EXCLUDED.blocks`
           .pipe(Effect.orDie)
-        if (charsTotal > parsed.text.length) {
+        if (parsed.charsTotal > parsed.text.length) {
           yield* recordResult(job, {
-            parse: { complete: false, chars_read: parsed.text.length, chars_total: charsTotal, reason: "char_limit" }
+            parse: { complete: false, chars_read: parsed.text.length, chars_total: parsed.charsTotal, reason: "char_limit" }
           })
         }
       })
 
       /** On a worker thread, within ENGRAM_PARSE_TIMEOUT_SECONDS; rows and postings written in bounded batches. */
       const chunk = Effect.fn("Pipeline.chunk")(function*(job: JobRow, documentId: string, version: number) {
-        const [parse] = yield* sql<{ text: string; blocks: ReadonlyArray<Block>; source_id: string }>`
-          SELECT p.text, p.blocks, d.source_id FROM document_parses p JOIN documents d ON d.id = p.document_id
+        const [parse] = yield* sql<{ text: string; blocks: string; source_id: string }>`
+          SELECT p.text, p.blocks::text AS blocks, d.source_id FROM document_parses p JOIN documents d ON d.id = p.document_id
           WHERE p.document_id = ${documentId} AND p.version = ${version}`.pipe(Effect.orDie)
         if (parse === undefined) return
         const drafts = yield* threads.run({
           kind: "chunk",
-          parsed: { text: parse.text, blocks: parse.blocks },
+          text: parse.text,
+          blocksJson: parse.blocks,
           options: { targetTokens: settings.chunkTokens, overlapTokens: settings.chunkOverlapTokens }
         }, settings.parseTimeoutSeconds * 1000).pipe(
           Effect.mapError((error) =>
