@@ -27,6 +27,8 @@ export interface EngramSettings {
   readonly workerConcurrency: number
   readonly jobMaxAttempts: number
   readonly jobLeaseSeconds: number
+  readonly parseTimeoutSeconds: number
+  readonly parseMaxChars: number
   readonly chunkTokens: number
   readonly chunkOverlapTokens: number
   readonly embedModelDir: Option.Option<string>
@@ -42,6 +44,7 @@ export interface EngramSettings {
   readonly extractLlmConcurrency: number
   readonly extractLlmMaxCalls: number
   readonly extractTimeoutSeconds: number
+  readonly extractMaxChars: number
   readonly bm25K1: number
   readonly bm25B: number
   readonly fusionK: number
@@ -187,6 +190,8 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   workerConcurrency: setting(integerBetween(0, 64), "ENGRAM_WORKER_CONCURRENCY", 2),
   jobMaxAttempts: setting(integerBetween(1, 100), "ENGRAM_JOB_MAX_ATTEMPTS", 5),
   jobLeaseSeconds: setting(integerBetween(2, 3600), "ENGRAM_JOB_LEASE_SECONDS", 30),
+  parseTimeoutSeconds: setting(integerBetween(1, 3600), "ENGRAM_PARSE_TIMEOUT_SECONDS", 120),
+  parseMaxChars: setting(integerBetween(1000, 1_000_000_000), "ENGRAM_PARSE_MAX_CHARS", 64 * 1024 * 1024),
   chunkTokens: setting(integerBetween(32, 2048), "ENGRAM_CHUNK_TOKENS", 300),
   chunkOverlapTokens: setting(integerBetween(0, 512), "ENGRAM_CHUNK_OVERLAP_TOKENS", 40),
   embedModelDir: optionalSetting(NonEmpty, "ENGRAM_EMBED_MODEL_DIR"),
@@ -213,6 +218,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   extractLlmConcurrency: setting(integerBetween(1, 16), "ENGRAM_EXTRACT_LLM_CONCURRENCY", 1),
   extractLlmMaxCalls: setting(integerBetween(1, 100), "ENGRAM_EXTRACT_LLM_MAX_CALLS", 8),
   extractTimeoutSeconds: setting(integerBetween(1, 3600), "ENGRAM_EXTRACT_TIMEOUT_SECONDS", 300),
+  extractMaxChars: setting(integerBetween(0, 1_000_000_000), "ENGRAM_EXTRACT_MAX_CHARS", 250_000),
   bm25K1: setting(numberBetween(0, 10), "ENGRAM_BM25_K1", 1.2),
   bm25B: setting(numberBetween(0, 1), "ENGRAM_BM25_B", 0.75),
   fusionK: setting(integerBetween(1, 1000), "ENGRAM_FUSION_K", 60),

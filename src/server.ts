@@ -24,6 +24,7 @@ import { Embedder } from "./services/Embedder.ts"
 import { Extractor } from "./services/Extractor.ts"
 import { Graph } from "./services/Graph.ts"
 import { GraphSearch } from "./services/GraphSearch.ts"
+import { IngestThreads } from "./services/IngestThreads.ts"
 import { Jobs } from "./services/Jobs.ts"
 import { LexicalIndex } from "./services/LexicalIndex.ts"
 import { LlmClient } from "./services/LlmClient.ts"
@@ -42,7 +43,8 @@ const Ingestion = Syncs.layer.pipe(Layer.provideMerge(Documents.layer), Layer.pr
 
 const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.layer).pipe(
   Layer.provideMerge(Pipeline.layer),
-  Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer))
+  Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer)),
+  Layer.provideMerge(IngestThreads.layer)
 )
 
 /** Services shared by the HTTP handlers and the workers, on one database. */

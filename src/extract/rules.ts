@@ -1706,18 +1706,33 @@ const nameOf = (entity: EntityDraft): string => {
   )[0]!
 }
 
-export const extractRules = (input: ExtractionInput): Extraction => {
+export const extractRules = (input: ExtractionInput): Extraction => extractRulesUntil(input, Infinity).extraction
+
+/**
+ * The rules over the document's chunks in order, parsing no further chunk once `deadline` (performance.now()
+ * milliseconds) has passed: the extraction covers the first `chunksRead` chunks.
+ */
+export const extractRulesUntil = (
+  whole: ExtractionInput,
+  deadline: number
+): { readonly extraction: Extraction; readonly chunksRead: number } => {
   const sentences: Array<Sentence> = []
-  const lineSpeakers = lineSpeakersOf(input)
+  const lineSpeakers = lineSpeakersOf(whole)
   // A speaker's names, each word apart: they are names even written in lower case.
   const speakerKeys = new Set([...lineSpeakers.keys()].flatMap((key) => key.split(" ")))
   // A speaker makes any line an event ("i'll send it").
   const parseAll = lineSpeakers.size > 0
   const lowerCaseWords = new Set<string>()
   const turns: Array<string> = []
-  input.chunks.forEach((chunk, index) => {
-    sentences.push(...sentencesOf(chunk.text, chunk, index, sentences.length, parseAll, lowerCaseWords, lineSpeakers, turns))
-  })
+  let chunksRead = 0
+  while (chunksRead < whole.chunks.length && performance.now() < deadline) {
+    const chunk = whole.chunks[chunksRead]!
+    sentences.push(
+      ...sentencesOf(chunk.text, chunk, chunksRead, sentences.length, parseAll, lowerCaseWords, lineSpeakers, turns)
+    )
+    chunksRead++
+  }
+  const input = chunksRead === whole.chunks.length ? whole : { ...whole, chunks: whole.chunks.slice(0, chunksRead) }
   const capitalisedWords = new Set<string>()
   for (const sentence of sentences) {
     sentence.terms.forEach((term, i) => {
@@ -1760,7 +1775,7 @@ export const extractRules = (input: ExtractionInput): Extraction => {
       return { key, name, kind, aliases, mentions: draft.mentions.length + draft.spoken, description }
     })
 
-  return {
+  const extraction = {
     entities,
     events: events.map((event) => ({
       ...event,
@@ -1771,4 +1786,5 @@ export const extractRules = (input: ExtractionInput): Extraction => {
       place: event.place === null ? null : (finalKey.get(event.place) ?? null)
     }))
   }
+  return { extraction, chunksRead }
 }

@@ -86,6 +86,13 @@ const socketPathFor = (dir: string) => {
     : Path.join(Os.tmpdir(), `engram-${createHash("sha256").update(dir).digest("hex").slice(0, 16)}.sock`)
 }
 
+/**
+ * The largest message the client accepts from the server: rows as large as ingestion writes (an original up to
+ * ENGRAM_MAX_UPLOAD_BYTES, a parse holding its text twice) must read back. The driver's default, 16 MiB, failed
+ * every upload over about 7 MB; 1 GiB is PostgreSQL's own limit on one value.
+ */
+const maxMessageSize = 1024 ** 3
+
 /** PGlite (Postgres in WASM) with pgvector, persisted in the data directory and served on a unix socket. */
 const embeddedClient = (dataDir: string) =>
   Effect.gen(function*() {
@@ -129,7 +136,8 @@ const embeddedClient = (dataDir: string) =>
       username: "postgres",
       database: "postgres",
       maxConnections: 1,
-      minConnections: 1
+      minConnections: 1,
+      maxMessageSize
     }).pipe(
       Effect.mapError((error) =>
         new StartupError({ message: `Cannot connect to the embedded database: ${errorText(error)}` })
@@ -160,7 +168,7 @@ const postgresClient = (url: Redacted.Redacted<string>) =>
           `${errorText(error)}. Check that PostgreSQL runs and accepts connections there, and that DATABASE_URL's ` +
           "host, port, database, user and password are right."
       })
-    const client = yield* PgClient.make({ url, maxConnections: 10 }).pipe(Effect.mapError(unreachable))
+    const client = yield* PgClient.make({ url, maxConnections: 10, maxMessageSize }).pipe(Effect.mapError(unreachable))
     const available = yield* client<{ name: string }>`
       SELECT name FROM pg_available_extensions WHERE name = 'vector'`.pipe(Effect.mapError(unreachable))
     if (available.length === 0) {

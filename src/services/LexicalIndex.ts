@@ -1,6 +1,12 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 
+/** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
+const postingsBatch = 25
+
+/** Term rows per statement when document frequencies are written. */
+const termsPerStatement = 1000
+
 export interface Bm25Parameters {
   readonly k1: number
   readonly b: number
@@ -37,17 +43,51 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
+      /** The version's chunk ordinals in ranges of `postingsBatch` chunks, so no statement handles a whole document. */
+      const ordinalRanges = Effect.fnUntraced(function*(documentId: string, version: number | null) {
+        const [row] = yield* sql<{ last: number | null }>`
+          SELECT max(c.ordinal) AS last FROM chunks c
+          ${version === null
+            ? sql`JOIN documents d ON d.id = c.document_id AND c.version = d.active_version`
+            : sql``}
+          WHERE c.document_id = ${documentId} ${version === null ? sql`` : sql`AND c.version = ${version}`}`
+        const last = row?.last ?? -1
+        const ranges: Array<readonly [number, number]> = []
+        for (let from = 0; from <= last; from += postingsBatch) ranges.push([from, from + postingsBatch])
+        return ranges
+      })
+
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
-        yield* sql`
-          INSERT INTO lexical_terms (source_id, term, df)
-          SELECT c.source_id, t.term, ${sign} * count(*)
-          FROM chunks c
-          JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
-          JOIN chunk_terms t ON t.chunk_id = c.id
-          WHERE c.document_id = ${documentId}
-          GROUP BY c.source_id, t.term
-          ORDER BY t.term
-          ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
+        // Document frequencies are summed here over bounded batches of chunks, then each term row is written once,
+        // in term order (so concurrent documents of a source take the rows in the same order and cannot deadlock).
+        const frequencies = new Map<string, number>()
+        let sourceId: string | undefined
+        for (const [from, to] of yield* ordinalRanges(documentId, null)) {
+          const rows = yield* sql<{ source_id: string; term: string; df: number }>`
+            SELECT c.source_id, t.term, count(*)::int AS df
+            FROM chunks c
+            JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
+            JOIN chunk_terms t ON t.chunk_id = c.id
+            WHERE c.document_id = ${documentId} AND c.ordinal >= ${from} AND c.ordinal < ${to}
+            GROUP BY c.source_id, t.term`
+          for (const row of rows) {
+            sourceId = row.source_id
+            frequencies.set(row.term, (frequencies.get(row.term) ?? 0) + row.df)
+          }
+        }
+        const terms = [...frequencies.keys()].sort()
+        for (let i = 0; sourceId !== undefined && i < terms.length; i += termsPerStatement) {
+          const slice = terms.slice(i, i + termsPerStatement)
+          yield* sql`
+            INSERT INTO lexical_terms (source_id, term, df)
+            SELECT ${sourceId}, u.term, ${sign} * u.df
+            FROM unnest(${slice}::text[], ${slice.map((term) => frequencies.get(term)!)}::int[]) AS u (term, df)
+            ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
+          if (sign === -1) {
+            yield* sql`
+              DELETE FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${slice}::text[]) AND df <= 0`
+          }
+        }
         yield* sql`
           INSERT INTO lexical_stats (source_id, chunk_count, total_length)
           SELECT c.source_id, ${sign} * count(*), ${sign} * coalesce(sum(c.lexeme_count), 0)
@@ -57,30 +97,28 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           ON CONFLICT (source_id) DO UPDATE SET
             chunk_count = lexical_stats.chunk_count + EXCLUDED.chunk_count,
             total_length = lexical_stats.total_length + EXCLUDED.total_length`
-        if (sign === -1) {
-          yield* sql`
-            DELETE FROM lexical_terms t USING documents d
-            WHERE d.id = ${documentId} AND t.source_id = d.source_id AND t.df <= 0`
-        }
       }, Effect.orDie)
 
       const measure = Effect.fn("LexicalIndex.measure")(function*(documentId: string, version: number) {
         // The version's chunks were just (re)written, so their postings are new rows; each carries its chunk's
         // source and length, which scoring reads from the postings alone.
-        yield* sql`
-          WITH postings AS (
-            INSERT INTO chunk_terms (term, chunk_id, source_id, tf, len)
-            SELECT u.term, c.id, c.source_id, u.tf, (sum(u.tf) OVER (PARTITION BY c.id))::int
-            FROM chunks c CROSS JOIN LATERAL (
-              SELECT lexeme AS term, coalesce(array_length(positions, 1), 1) AS tf
-              FROM unnest(to_tsvector('english', c.text))
-            ) u
-            WHERE c.document_id = ${documentId} AND c.version = ${version}
-            RETURNING chunk_id, len
-          )
-          UPDATE chunks SET lexeme_count = lengths.len
-          FROM (SELECT DISTINCT chunk_id, len FROM postings) lengths
-          WHERE chunks.id = lengths.chunk_id`
+        for (const [from, to] of yield* ordinalRanges(documentId, version)) {
+          yield* sql`
+            WITH postings AS (
+              INSERT INTO chunk_terms (term, chunk_id, source_id, tf, len)
+              SELECT u.term, c.id, c.source_id, u.tf, (sum(u.tf) OVER (PARTITION BY c.id))::int
+              FROM chunks c CROSS JOIN LATERAL (
+                SELECT lexeme AS term, coalesce(array_length(positions, 1), 1) AS tf
+                FROM unnest(to_tsvector('english', c.text))
+              ) u
+              WHERE c.document_id = ${documentId} AND c.version = ${version}
+                AND c.ordinal >= ${from} AND c.ordinal < ${to}
+              RETURNING chunk_id, len
+            )
+            UPDATE chunks SET lexeme_count = lengths.len
+            FROM (SELECT DISTINCT chunk_id, len FROM postings) lengths
+            WHERE chunks.id = lengths.chunk_id`
+        }
       }, Effect.orDie)
 
       const search = Effect.fn("LexicalIndex.search")(function*(

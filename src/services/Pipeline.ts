@@ -2,12 +2,11 @@ import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
 import { type Stage, stages } from "../domain/Document.ts"
-import { chunkParsed } from "../ingest/chunk.ts"
-import type { Block } from "../ingest/Parsed.ts"
-import { type Format, parseDocument, Unparseable } from "../ingest/parse/index.ts"
+import type { Format } from "../ingest/parse/index.ts"
 import { Embedder } from "./Embedder.ts"
 import { Extractor } from "./Extractor.ts"
 import { Graph } from "./Graph.ts"
+import { IngestThreads } from "./IngestThreads.ts"
 import { type JobRow, Jobs } from "./Jobs.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
 import { Syncs } from "./Syncs.ts"
@@ -45,16 +44,27 @@ export class Pipeline extends Context.Service<Pipeline, {
       const lexical = yield* LexicalIndex
       const extractor = yield* Extractor
       const graph = yield* Graph
+      const threads = yield* IngestThreads
 
-      const parse = Effect.fn("Pipeline.parse")(function*(documentId: string, version: number) {
+      /** Merges `entry` into the job's result (what a stage read, when it stopped short). */
+      const recordResult = Effect.fnUntraced(function*(job: JobRow, entry: Record<string, unknown>) {
+        const current = yield* jobs.find(job.id)
+        const result = Option.match(current, { onNone: () => null, onSome: (row) => row.result })
+        yield* jobs.record(job.id, { ...result, ...entry })
+      })
+
+      /** On a worker thread, within ENGRAM_PARSE_TIMEOUT_SECONDS; text past ENGRAM_PARSE_MAX_CHARS is cut. */
+      const parse = Effect.fn("Pipeline.parse")(function*(job: JobRow, documentId: string, version: number) {
         const [original] = yield* sql<{ format: Format; content: Uint8Array }>`
           SELECT d.format, o.content FROM documents d JOIN document_originals o ON o.document_id = d.id
           WHERE d.id = ${documentId}`.pipe(Effect.orDie)
         if (original === undefined) return
-        const parsed = yield* Effect.tryPromise({
-          try: () => parseDocument(original.format, original.content),
-          catch: (error) =>
-            error instanceof Unparseable
+        const parsed = yield* threads.run(
+          { kind: "parse", format: original.format, bytes: original.content, maxChars: settings.parseMaxChars },
+          settings.parseTimeoutSeconds * 1000
+        ).pipe(
+          Effect.mapError((error) =>
+            error.permanent
               ? new StageFailure({ code: error.code, message: error.message, stage: "parse", permanent: true })
               : new StageFailure({
                 code: "parse_failed",
@@ -62,8 +72,9 @@ export class Pipeline extends Context.Service<Pipeline, {
                 stage: "parse",
                 permanent: true
               })
-        })
-        if (parsed.blocks.length === 0) {
+          )
+        )
+        if (parsed.blockCount === 0) {
           return yield* new StageFailure({
             code: "no_text",
             message: "No text could be extracted from the document",
@@ -73,20 +84,32 @@ export class Pipeline extends Context.Service<Pipeline, {
         }
         yield* sql`
           INSERT INTO document_parses (document_id, version, text, blocks, parser)
-          VALUES (${documentId}, ${version}, ${parsed.text}, ${JSON.stringify(parsed.blocks)}::jsonb, ${original.format})
+          VALUES (${documentId}, ${version}, ${parsed.text}, ${parsed.blocksJson}::jsonb, ${original.format})
           ON CONFLICT (document_id, version) DO UPDATE SET text = EXCLUDED.text, blocks = EXCLUDED.blocks`
           .pipe(Effect.orDie)
+        if (parsed.charsTotal > parsed.text.length) {
+          yield* recordResult(job, {
+            parse: { complete: false, chars_read: parsed.text.length, chars_total: parsed.charsTotal, reason: "char_limit" }
+          })
+        }
       })
 
+      /** On a worker thread, within ENGRAM_PARSE_TIMEOUT_SECONDS; rows and postings written in bounded batches. */
       const chunk = Effect.fn("Pipeline.chunk")(function*(job: JobRow, documentId: string, version: number) {
-        const [parse] = yield* sql<{ text: string; blocks: ReadonlyArray<Block>; source_id: string }>`
-          SELECT p.text, p.blocks, d.source_id FROM document_parses p JOIN documents d ON d.id = p.document_id
+        const [parse] = yield* sql<{ text: string; blocks: string; source_id: string }>`
+          SELECT p.text, p.blocks::text AS blocks, d.source_id FROM document_parses p JOIN documents d ON d.id = p.document_id
           WHERE p.document_id = ${documentId} AND p.version = ${version}`.pipe(Effect.orDie)
         if (parse === undefined) return
-        const drafts = chunkParsed(parse, {
-          targetTokens: settings.chunkTokens,
-          overlapTokens: settings.chunkOverlapTokens
-        })
+        const drafts = yield* threads.run({
+          kind: "chunk",
+          text: parse.text,
+          blocksJson: parse.blocks,
+          options: { targetTokens: settings.chunkTokens, overlapTokens: settings.chunkOverlapTokens }
+        }, settings.parseTimeoutSeconds * 1000).pipe(
+          Effect.mapError((error) =>
+            new StageFailure({ code: "chunk_failed", message: error.message, stage: "chunk", permanent: error.permanent })
+          )
+        )
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version = ${version}`
           for (let i = 0; i < drafts.length; i += 200) {
@@ -110,16 +133,26 @@ export class Pipeline extends Context.Service<Pipeline, {
         yield* jobs.progress(job.id, { done: 0, total: drafts.length })
       })
 
-      /** Entities and events of the version's chunks; stored per (document, version), so a re-run replaces them. */
-      const extract = Effect.fn("Pipeline.extract")(function*(documentId: string, version: number) {
+      /**
+       * Entities and events of the version's chunks, within the extraction budget; stored per (document, version),
+       * so a re-run replaces them. The job's result says how much was read (`extraction`).
+       */
+      const extract = Effect.fn("Pipeline.extract")(function*(job: JobRow, documentId: string, version: number) {
         const [document] = yield* sql<{ title: string; document_date: Date | null }>`
           SELECT title, document_date FROM documents WHERE id = ${documentId}`.pipe(Effect.orDie)
         if (document === undefined) return
+        const [size] = yield* sql<{ chunks: number; chars: number }>`
+          SELECT count(*)::int AS chunks, coalesce(sum(length(text)), 0)::int AS chars FROM chunks
+          WHERE document_id = ${documentId} AND version = ${version}`.pipe(Effect.orDie)
+        // Only the chunks the extraction budget can reach are read: a large document's text stays in the database.
         const chunks = yield* sql<{ ordinal: number; text: string; speaker: string | null; spoken_at: Date | null }>`
-          SELECT ordinal, text, speaker, spoken_at FROM chunks
-          WHERE document_id = ${documentId} AND version = ${version}
+          SELECT ordinal, text, speaker, spoken_at FROM (
+            SELECT ordinal, text, speaker, spoken_at, sum(length(text)) OVER (ORDER BY ordinal) - length(text) AS before
+            FROM chunks WHERE document_id = ${documentId} AND version = ${version}
+          ) c
+          WHERE before < ${settings.extractMaxChars}
           ORDER BY ordinal`.pipe(Effect.orDie)
-        const { extraction } = yield* extractor.extract({
+        const { extraction, coverage } = yield* extractor.extract({
           title: document.title,
           documentDate: document.document_date?.toISOString() ?? null,
           chunks: chunks.map((chunk) => ({
@@ -130,6 +163,17 @@ export class Pipeline extends Context.Service<Pipeline, {
           }))
         })
         yield* graph.store(documentId, version, extraction)
+        if (coverage !== null) {
+          const whole = chunks.length === (size?.chunks ?? 0)
+          yield* recordResult(job, {
+            extraction: whole ? coverage : {
+              ...coverage,
+              complete: false,
+              chars_total: size?.chars ?? coverage.chars_total,
+              reason: coverage.reason ?? "char_limit"
+            }
+          })
+        }
       })
 
       /** Embeds, batch by batch, the chunks in `scope` that have no vector in the model's table yet. */
@@ -210,9 +254,9 @@ export class Pipeline extends Context.Service<Pipeline, {
           const interrupted = yield* enter(job, documentId, stage)
           if (interrupted !== undefined) return interrupted
           yield* jobs.progress(job.id, { stage })
-          if (stage === "parse") yield* parse(documentId, version)
+          if (stage === "parse") yield* parse(job, documentId, version)
           else if (stage === "chunk") yield* chunk(job, documentId, version)
-          else if (stage === "extract") yield* extract(documentId, version)
+          else if (stage === "extract") yield* extract(job, documentId, version)
           else if (stage === "embed") yield* embed(job, documentId, version)
           else if (!(yield* index(job, documentId, version))) return yield* enter(job, documentId, stage).pipe(
             Effect.map((outcome) => outcome ?? "paused")

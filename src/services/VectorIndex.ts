@@ -32,6 +32,8 @@ const toModel = (row: typeof ModelRow.Type): IndexedModel => ({
 const modelId = (model: EmbeddingModel) =>
   createHash("sha256").update(`${model.name}|${model.dimension}`).digest("hex").slice(0, 16)
 
+const vectorsPerStatement = 16
+
 /** A vector as pgvector's text literal, for a `::vector` cast. */
 export const vectorLiteral = (vector: ReadonlyArray<number>) => `[${vector.join(",")}]`
 
@@ -104,13 +106,17 @@ export class VectorIndex extends Context.Service<VectorIndex, {
         model: IndexedModel,
         vectors: ReadonlyArray<{ readonly chunkId: string; readonly vector: ReadonlyArray<number> }>
       ) {
-        if (vectors.length === 0) return
-        const values = vectors.map(({ chunkId, vector }) => sql`(${chunkId}, ${vectorLiteral(vector)}::vector)`)
-        yield* sql`
-          INSERT INTO ${sql(model.table)} (chunk_id, embedding)
-          SELECT v.chunk_id, v.embedding FROM (VALUES ${sql.csv(values)}) AS v (chunk_id, embedding)
-          WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.id = v.chunk_id)
-          ON CONFLICT (chunk_id) DO NOTHING`.pipe(Effect.orDie)
+        // Each vector costs an HNSW insertion: a few per statement keep each one short on the embedded engine.
+        for (let i = 0; i < vectors.length; i += vectorsPerStatement) {
+          const values = vectors.slice(i, i + vectorsPerStatement).map(({ chunkId, vector }) =>
+            sql`(${chunkId}, ${vectorLiteral(vector)}::vector)`
+          )
+          yield* sql`
+            INSERT INTO ${sql(model.table)} (chunk_id, embedding)
+            SELECT v.chunk_id, v.embedding FROM (VALUES ${sql.csv(values)}) AS v (chunk_id, embedding)
+            WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.id = v.chunk_id)
+            ON CONFLICT (chunk_id) DO NOTHING`.pipe(Effect.orDie)
+        }
       })
 
       const missing = Effect.fn("VectorIndex.missing")(function*(

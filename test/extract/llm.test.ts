@@ -5,13 +5,14 @@ import { EngramConfig } from "../../src/config.ts"
 import type { ExtractionInput } from "../../src/extract/Extraction.ts"
 import { batches, llmBatchChars } from "../../src/extract/llm.ts"
 import { Extractor } from "../../src/services/Extractor.ts"
+import { IngestThreads } from "../../src/services/IngestThreads.ts"
 import { LlmClient } from "../../src/services/LlmClient.ts"
 import { chatServer } from "../support/chatServer.ts"
 
 /** The Extractor as start-up builds it from these environment variables. */
 const extractorFrom = (env: Record<string, string>) =>
   Layer.build(Extractor.layer.pipe(
-    Layer.provide(LlmClient.layer),
+    Layer.provide(Layer.mergeAll(LlmClient.layer, IngestThreads.layer)),
     Layer.provide(EngramConfig.layer),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))
   )).pipe(
