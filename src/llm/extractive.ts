@@ -1,6 +1,6 @@
 import { Effect, Stream } from "effect"
 import { AiError, LanguageModel, type Prompt, type Response } from "effect/ai"
-import { estimateTokens, parseSources } from "./prompt.ts"
+import { estimateTokens, eventsHeading, parseSources } from "./prompt.ts"
 
 /** The answer when no sentence of the sources answers the question. */
 export const noAnswer = "The sources do not contain an answer to this question."
@@ -60,35 +60,80 @@ interface Sentence {
   /** Words of the source's title and of the sentence before, which a pronoun ("It opened in 1889") leans on. */
   readonly title: ReadonlySet<string>
   readonly previous: ReadonlySet<string>
+  /** A line of the source's dated events ("7 May 2023 — Caroline: I went …"), which opens with its date. */
+  readonly event: boolean
+  /** When the chat message it is part of was sent, as the source shows it ("Mon 8 May 2023, 14:05 UTC"). */
+  readonly sent: string | null
 }
 
 const segmenter = new Intl.Segmenter("en", { granularity: "sentence" })
 
-/** Sentences of a source, one line at a time (headings and list items are sentences of their own). */
+const sentPrefix = /^\[([^\]\d]*\d[^\]]*)\]\s+/
+
+/**
+ * Sentences of a source, one line at a time (headings and list items are sentences of their own). A chat line's
+ * "[sent time]" prefix is kept apart as the time of its sentences; a dated event line is one sentence.
+ */
 const sentencesOf = (source: { readonly n: number; readonly title: string; readonly text: string }) => {
   const title = contentWords(source.title)
-  const texts = source.text.split("\n").flatMap((line) =>
-    Array.from(segmenter.segment(line.replace(/^\s*(?:#+|[-*•]|\d+[.)])\s+/, "")), ({ segment }) => segment.trim())
-  ).filter((sentence) => sentence.split(/\s+/).length >= 3)
+  let inEvents = false
+  let sent: string | null = null
+  const texts = source.text.split("\n").flatMap((line) => {
+    if (line.trim() === eventsHeading) {
+      inEvents = true
+      return []
+    }
+    if (inEvents && line.startsWith("- ")) return [{ text: line.slice(2).trim(), event: true, sent: null }]
+    const time = sentPrefix.exec(line)
+    if (time !== null) sent = time[1]!
+    const body = time === null ? line : line.slice(time[0].length)
+    return Array.from(
+      segmenter.segment(body.replace(/^\s*(?:#+|[-*•]|\d+[.)])\s+/, "")),
+      ({ segment }) => ({ text: segment.trim(), event: false, sent })
+    )
+  }).filter((sentence) => sentence.text.split(/\s+/).length >= 3)
   const sentences: Array<Sentence> = []
-  texts.forEach((text, position) =>
+  texts.forEach(({ text, event, sent }, position) =>
     sentences.push({
       n: source.n,
       position,
       text,
       words: contentWords(text),
       title,
-      previous: sentences[position - 1]?.words ?? new Set()
+      previous: sentences[position - 1]?.words ?? new Set(),
+      event,
+      sent
     })
   )
   return sentences
 }
+
+/** A question about a time: "When did…", "What date…", "Which year…", "How long ago…". */
+const asksWhen = (question: string) =>
+  /^\s*(?:when\b|(?:on|in|at|by)?\s*(?:what|which)\s+(?:date|day|year|month|week|time)\b|how long ago\b)/i.test(question)
+
+/** The day of a sent time ("Mon 8 May 2023, 14:05 UTC" → "8 May 2023"). */
+const dayOfSent = (sent: string) => sent.replace(/^[A-Za-z]{3}\s+/, "").replace(/,.*$/, "")
 
 const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
   let shared = 0
   for (const word of a) if (b.has(word)) shared++
   const union = a.size + b.size - shared
   return union === 0 ? 0 : shared / union
+}
+
+/**
+ * A "when" question is answered with one date: the best sentence's own dated event line (the same words, its time
+ * resolved), else the date its message was sent ("yesterday" then means the day before), cited.
+ */
+const datedAnswer = (best: Sentence, ranked: ReadonlyArray<Sentence>) => {
+  if (best.event) return cite(best)
+  const event = ranked.find((sentence) =>
+    sentence.event && sentence.n === best.n &&
+    [...best.words].filter((word) => sentence.words.has(word)).length >= best.words.size * 0.8
+  )
+  if (event !== undefined) return cite(event)
+  return best.sent === null ? cite(best) : `${dayOfSent(best.sent)}: ${cite(best)}`
 }
 
 /** "It opened in 1889." cited [2] reads "It opened in 1889 [2]." */
@@ -130,6 +175,7 @@ export const extractAnswer = (
     )
   const best = ranked[0]
   if (best === undefined || best.coverage < minimumCoverage) return noAnswer
+  if (asksWhen(question)) return datedAnswer(best.sentence, ranked.map(({ sentence }) => sentence))
   const chosen = [best]
   const covered = new Set([...best.own, ...best.leaned])
   for (const candidate of ranked.slice(1)) {

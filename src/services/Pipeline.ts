@@ -2,7 +2,7 @@ import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
 import { type Stage, stages } from "../domain/Document.ts"
-import { chunkParsed } from "../ingest/chunk.ts"
+import { type ChunkMessage, chunkParsed } from "../ingest/chunk.ts"
 import type { Block } from "../ingest/Parsed.ts"
 import { type Format, parseDocument, Unparseable } from "../ingest/parse/index.ts"
 import { Embedder } from "./Embedder.ts"
@@ -79,13 +79,14 @@ export class Pipeline extends Context.Service<Pipeline, {
       })
 
       const chunk = Effect.fn("Pipeline.chunk")(function*(job: JobRow, documentId: string, version: number) {
-        const [parse] = yield* sql<{ text: string; blocks: ReadonlyArray<Block>; source_id: string }>`
-          SELECT p.text, p.blocks, d.source_id FROM document_parses p JOIN documents d ON d.id = p.document_id
+        const [parse] = yield* sql<{ text: string; blocks: ReadonlyArray<Block>; source_id: string; document_date: Date | null }>`
+          SELECT p.text, p.blocks, d.source_id, d.document_date FROM document_parses p JOIN documents d ON d.id = p.document_id
           WHERE p.document_id = ${documentId} AND p.version = ${version}`.pipe(Effect.orDie)
         if (parse === undefined) return
         const drafts = chunkParsed(parse, {
           targetTokens: settings.chunkTokens,
-          overlapTokens: settings.chunkOverlapTokens
+          overlapTokens: settings.chunkOverlapTokens,
+          documentDate: parse.document_date?.toISOString() ?? null
         })
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version = ${version}`
@@ -101,7 +102,9 @@ export class Pipeline extends Context.Service<Pipeline, {
               char_start: draft.char_start,
               char_end: draft.char_end,
               speaker: draft.speaker,
-              spoken_at: draft.spoken_at
+              spoken_at: draft.spoken_at,
+              spoken_until: draft.spoken_until,
+              messages: JSON.stringify(draft.messages)
             }))
             if (Arr.isArrayNonEmpty(rows)) yield* sql`INSERT INTO chunks ${sql.insert(rows)}`
           }
@@ -115,8 +118,15 @@ export class Pipeline extends Context.Service<Pipeline, {
         const [document] = yield* sql<{ title: string; document_date: Date | null }>`
           SELECT title, document_date FROM documents WHERE id = ${documentId}`.pipe(Effect.orDie)
         if (document === undefined) return
-        const chunks = yield* sql<{ ordinal: number; text: string; speaker: string | null; spoken_at: Date | null }>`
-          SELECT ordinal, text, speaker, spoken_at FROM chunks
+        const chunks = yield* sql<{
+          ordinal: number
+          text: string
+          char_start: number
+          speaker: string | null
+          spoken_at: Date | null
+          messages: ReadonlyArray<ChunkMessage>
+        }>`
+          SELECT ordinal, text, char_start, speaker, spoken_at, messages FROM chunks
           WHERE document_id = ${documentId} AND version = ${version}
           ORDER BY ordinal`.pipe(Effect.orDie)
         const { extraction } = yield* extractor.extract({
@@ -126,7 +136,13 @@ export class Pipeline extends Context.Service<Pipeline, {
             ordinal: chunk.ordinal,
             text: chunk.text,
             speaker: chunk.speaker,
-            spokenAt: chunk.spoken_at?.toISOString() ?? null
+            spokenAt: chunk.spoken_at?.toISOString() ?? null,
+            messages: chunk.messages.map((message) => ({
+              speaker: message.speaker,
+              spokenAt: message.spoken_at,
+              start: message.char_start - chunk.char_start,
+              end: message.char_end - chunk.char_start
+            }))
           }))
         })
         yield* graph.store(documentId, version, extraction)
