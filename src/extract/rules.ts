@@ -1318,13 +1318,22 @@ const stativeLemmas = new Set([
 ])
 
 /**
+ * In chat, "first meeting was yesterday", "my birthday is next friday", "I had my first day on Monday": a "be" or
+ * "have" followed by a time says when something happens.
+ */
+const datedCopula = (sentence: Sentence, verb: Verb) =>
+  (verb.lemma === "be" || verb.lemma === "have") && !verb.negative &&
+  sentence.terms.some((term) => term.start >= verb.end && hasTag(term, ["Date"]))
+
+/**
  * Finite verbs that open a clause: complements ("agreed to buy") join the verb before them; states, verbs inside a
  * quoted title, and a heading's leading word read as an imperative ("Budget review with …") are no events.
  */
 const clauseVerbsOf = (sentence: Sentence, titles: ReadonlyArray<{ start: number; end: number }>, chat: boolean) => {
   const heading = !chat && !/[.!?:]["”')\]]*$/.test(sentence.text)
   const verbs = sentence.verbs.filter((verb) =>
-    verb.lemma.length > 0 && !skippedLemmas.has(verb.lemma) && !stativeLemmas.has(verb.lemma) &&
+    verb.lemma.length > 0 && (!skippedLemmas.has(verb.lemma) || (chat && datedCopula(sentence, verb))) &&
+    !stativeLemmas.has(verb.lemma) &&
     !titles.some((title) => verb.start < title.end && verb.end > title.start) &&
     !(heading && verb.start === sentence.start && verb.subject === null)
   )

@@ -13,6 +13,12 @@ const companionCoverage = 0.25
 /** Question words a sentence only leans on (its title, the sentence before) count this much less. */
 const contextDiscount = 2
 const nearDuplicate = 0.6
+/** A "when" question names the event and leaves out its time, so its best sentence may cover less of it. */
+const minimumWhenCoverage = 0.35
+/** An event line restates a sentence when it has this share of the sentence's words… */
+const sameEvent = 0.8
+/** …else a dated event line answers a "when" question when it covers the question this close to the best sentence. */
+const closeEnough = 0.8
 
 const stopWords = new Set(
   ("a about above after again against all am an and any are as at be because been before being below between " +
@@ -126,14 +132,23 @@ const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
  * A "when" question is answered with one date: the best sentence's own dated event line (the same words, its time
  * resolved), else the date its message was sent ("yesterday" then means the day before), cited.
  */
-const datedAnswer = (best: Sentence, ranked: ReadonlyArray<Sentence>) => {
-  if (best.event) return cite(best)
-  const event = ranked.find((sentence) =>
-    sentence.event && sentence.n === best.n &&
-    [...best.words].filter((word) => sentence.words.has(word)).length >= best.words.size * 0.8
-  )
-  if (event !== undefined) return cite(event)
-  return best.sent === null ? cite(best) : `${dayOfSent(best.sent)}: ${cite(best)}`
+const datedAnswer = (
+  best: { readonly sentence: Sentence; readonly coverage: number },
+  ranked: ReadonlyArray<{ readonly sentence: Sentence; readonly coverage: number }>
+) => {
+  if (best.sentence.event) return cite(best.sentence)
+  // The speaker's label ("Priya Nair: …") is no part of what the event line restates; an event may restate one
+  // clause of the sentence ("results came out yesterday" of "I PASSED STATS. results came out yesterday").
+  const said = contentWords(best.sentence.text.replace(/^[^:]{1,60}:\s+/, ""))
+  const shared = (a: ReadonlySet<string>, b: ReadonlySet<string>) => [...a].filter((word) => b.has(word)).length
+  const restated = ranked.find(({ sentence }) => {
+    if (!sentence.event || sentence.n !== best.sentence.n) return false
+    const statement = contentWords(sentence.text.replace(/^[^—]*—\s*(?:[^:]{1,60}:\s+)?/, ""))
+    return shared(said, sentence.words) >= said.size * sameEvent ||
+      (statement.size > 0 && shared(statement, said) >= statement.size * sameEvent)
+  }) ?? ranked.find(({ sentence, coverage }) => sentence.event && coverage >= best.coverage * closeEnough)
+  if (restated !== undefined) return cite(restated.sentence)
+  return best.sentence.sent === null ? cite(best.sentence) : `${dayOfSent(best.sentence.sent)}: ${cite(best.sentence)}`
 }
 
 /** "It opened in 1889." cited [2] reads "It opened in 1889 [2]." */
@@ -174,8 +189,9 @@ export const extractAnswer = (
       b.coverage - a.coverage || a.sentence.n - b.sentence.n || a.sentence.text.length - b.sentence.text.length
     )
   const best = ranked[0]
-  if (best === undefined || best.coverage < minimumCoverage) return noAnswer
-  if (asksWhen(question)) return datedAnswer(best.sentence, ranked.map(({ sentence }) => sentence))
+  if (best === undefined || best.coverage < (asksWhen(question) ? minimumWhenCoverage : minimumCoverage)) return noAnswer
+  const dated = asksWhen(question) && sentences.some((sentence) => sentence.event || sentence.sent !== null)
+  if (dated) return datedAnswer(best, ranked)
   const chosen = [best]
   const covered = new Set([...best.own, ...best.leaned])
   for (const candidate of ranked.slice(1)) {
