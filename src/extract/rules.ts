@@ -1318,12 +1318,12 @@ const stativeLemmas = new Set([
 ])
 
 /**
- * In chat, "first meeting was yesterday", "my birthday is next friday", "I had my first day on Monday": a "be" or
- * "have" followed by a time says when something happens.
+ * In chat, "first meeting was yesterday", "Today was my first day", "I had my first day on Monday": a "be" or
+ * "have" in a sentence with a time says when something happens.
  */
 const datedCopula = (sentence: Sentence, verb: Verb) =>
   (verb.lemma === "be" || verb.lemma === "have") && !verb.negative &&
-  sentence.terms.some((term) => term.start >= verb.end && hasTag(term, ["Date"]))
+  sentence.terms.some((term) => hasTag(term, ["Date"]))
 
 /**
  * Finite verbs that open a clause: complements ("agreed to buy") join the verb before them; states, verbs inside a

@@ -19,6 +19,8 @@ const minimumWhenCoverage = 0.35
 const sameEvent = 0.8
 /** …else a dated event line answers a "when" question when it covers the question this close to the best sentence. */
 const closeEnough = 0.8
+/** Sentences after the best one that may be the reply saying when. */
+const replyReach = 2
 
 const stopWords = new Set(
   ("a about above after again against all am an and any are as at be because been before being below between " +
@@ -132,22 +134,42 @@ const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
  * A "when" question is answered with one date: the best sentence's own dated event line (the same words, its time
  * resolved), else the date its message was sent ("yesterday" then means the day before), cited.
  */
+const shared = (a: ReadonlySet<string>, b: ReadonlySet<string>) => [...a].filter((word) => b.has(word)).length
+
+/**
+ * The dated event line that restates a sentence: the line has most of the sentence's words (the speaker's label is
+ * no part of what it restates), or the sentence has most of the line's (it restates one clause: "results came out
+ * yesterday" of "I PASSED STATS. results came out yesterday").
+ */
+const restating = (sentence: Sentence, lines: ReadonlyArray<Sentence>) => {
+  const said = contentWords(sentence.text.replace(/^[^:]{1,60}:\s+/, ""))
+  return lines.find((line) => {
+    if (!line.event || line.n !== sentence.n) return false
+    const statement = contentWords(line.text.replace(/^[^—]*—\s*(?:[^:]{1,60}:\s+)?/, ""))
+    return shared(said, line.words) >= said.size * sameEvent ||
+      (statement.size > 0 && shared(statement, said) >= statement.size * sameEvent)
+  })
+}
+
 const datedAnswer = (
   best: { readonly sentence: Sentence; readonly coverage: number },
-  ranked: ReadonlyArray<{ readonly sentence: Sentence; readonly coverage: number }>
+  ranked: ReadonlyArray<{ readonly sentence: Sentence; readonly coverage: number }>,
+  sentences: ReadonlyArray<Sentence>
 ) => {
   if (best.sentence.event) return cite(best.sentence)
-  // The speaker's label ("Priya Nair: …") is no part of what the event line restates; an event may restate one
-  // clause of the sentence ("results came out yesterday" of "I PASSED STATS. results came out yesterday").
-  const said = contentWords(best.sentence.text.replace(/^[^:]{1,60}:\s+/, ""))
-  const shared = (a: ReadonlySet<string>, b: ReadonlySet<string>) => [...a].filter((word) => b.has(word)).length
-  const restated = ranked.find(({ sentence }) => {
-    if (!sentence.event || sentence.n !== best.sentence.n) return false
-    const statement = contentWords(sentence.text.replace(/^[^—]*—\s*(?:[^:]{1,60}:\s+)?/, ""))
-    return shared(said, sentence.words) >= said.size * sameEvent ||
-      (statement.size > 0 && shared(statement, said) >= statement.size * sameEvent)
-  }) ?? ranked.find(({ sentence, coverage }) => sentence.event && coverage >= best.coverage * closeEnough)
-  if (restated !== undefined) return cite(restated.sentence)
+  const restated = restating(best.sentence, ranked.map(({ sentence }) => sentence)) ??
+    ranked.find(({ sentence, coverage }) => sentence.event && coverage >= best.coverage * closeEnough)?.sentence
+  if (restated !== undefined) return cite(restated)
+  // A question answered by the next message ("who has seen oppenheimer" — "me! went friday"): the reply's event.
+  const lines = sentences.filter((sentence) => sentence.event && sentence.n === best.sentence.n)
+  const replies = sentences.filter((sentence) =>
+    !sentence.event && sentence.n === best.sentence.n && sentence.position > best.sentence.position &&
+    sentence.position <= best.sentence.position + replyReach
+  )
+  for (const reply of replies) {
+    const line = restating(reply, lines)
+    if (line !== undefined) return cite(line)
+  }
   return best.sentence.sent === null ? cite(best.sentence) : `${dayOfSent(best.sentence.sent)}: ${cite(best.sentence)}`
 }
 
@@ -191,7 +213,7 @@ export const extractAnswer = (
   const best = ranked[0]
   if (best === undefined || best.coverage < (asksWhen(question) ? minimumWhenCoverage : minimumCoverage)) return noAnswer
   const dated = asksWhen(question) && sentences.some((sentence) => sentence.event || sentence.sent !== null)
-  if (dated) return datedAnswer(best, ranked)
+  if (dated) return datedAnswer(best, ranked, sentences)
   const chosen = [best]
   const covered = new Set([...best.own, ...best.leaned])
   for (const candidate of ranked.slice(1)) {

@@ -201,6 +201,31 @@ describe("extractive language model", () => {
       assert.notInclude(other.text, "May 2023")
     }))
 
+  it.effect("a when question whose best sentence is a question is answered by the reply's dated event", () =>
+    Effect.gen(function*() {
+      const text = "Diego: ok who has seen oppenheimer? I want to see it\n\nAisha: me! went friday with my sister, opening night"
+      const chat = fitPassages([{
+        chunkId: "c-film",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "movies",
+        text,
+        messages: [
+          { speaker: "Diego", spokenAt: "2023-07-23T20:10:00.000Z", start: 0, end: text.indexOf("\n") },
+          { speaker: "Aisha", spokenAt: "2023-07-23T20:14:00.000Z", start: text.indexOf("Aisha"), end: text.length }
+        ],
+        events: [{
+          statement: "me! went friday with my sister, opening night",
+          actor: "Aisha",
+          start: "2023-07-21T00:00:00.000Z",
+          end: "2023-07-22T00:00:00.000Z",
+          precision: "day"
+        }]
+      }], 3000)
+      const seen = yield* answer(promptFor("When did Aisha see Oppenheimer?", chat))
+      assert.strictEqual(seen.text, "21 July 2023 — Aisha: me! went friday with my sister, opening night [1]")
+    }))
+
   it.effect("says plainly, without markers, when the sources do not answer", () =>
     Effect.gen(function*() {
       for (const question of ["What is the boiling point of mercury?", "What is the population of Paris?", "Why?"]) {
