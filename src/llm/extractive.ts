@@ -76,7 +76,8 @@ interface Sentence {
 
 const segmenter = new Intl.Segmenter("en", { granularity: "sentence" })
 
-const sentPrefix = /^\[([^\]\d]*\d[^\]]*)\]\s+/
+/** The "[Mon 8 May 2023, 13:56 UTC] " that `buildPrompt` puts before a chat message (see `sentAt`). */
+const sentPrefix = /^\[((?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) \d{1,2} [A-Z][a-z]+ \d{4}, \d{2}:\d{2} UTC)\]\s+/
 
 /**
  * Sentences of a source, one line at a time (headings and list items are sentences of their own). A chat line's
