@@ -131,10 +131,6 @@ const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
   return union === 0 ? 0 : shared / union
 }
 
-/**
- * A "when" question is answered with one date: the best sentence's own dated event line (the same words, its time
- * resolved), else the date its message was sent ("yesterday" then means the day before), cited.
- */
 const shared = (a: ReadonlySet<string>, b: ReadonlySet<string>) => [...a].filter((word) => b.has(word)).length
 
 /**
@@ -152,6 +148,11 @@ const restating = (sentence: Sentence, lines: ReadonlyArray<Sentence>) => {
   })
 }
 
+/**
+ * A "when" question is answered with one cited line that opens with a date: the dated event line restating the best
+ * sentence, else a dated event line covering the question nearly as well, else the dated event of the reply to it,
+ * else the sentence after the day its message was sent.
+ */
 const datedAnswer = (
   best: { readonly sentence: Sentence; readonly coverage: number },
   ranked: ReadonlyArray<{ readonly sentence: Sentence; readonly coverage: number }>,

@@ -49,12 +49,15 @@ export const answeringRule =
   "from by its number in square brackets, such as [1] or [2][3]. If the sources do not contain the answer, say " +
   "plainly that they do not, and do not guess."
 
+/** The line after a passage's text that opens its dated events. */
+export const eventsHeading = "Dates of the events above:"
+
 /** Said before the rule when sources hold dated messages or events. */
 export const datingRule =
   "Chat messages in the sources open with the time they were sent in square brackets; a relative time in a " +
-  "message (\"yesterday\", \"last week\") counts from that time. After a source, \"Dates of the events above:\" " +
-  "lists what its text says happened with the date that time resolves to. Answer questions about when something " +
-  "happened with that date."
+  `message ("yesterday", "last week") counts from that time. After a source, "${eventsHeading}" lists what its ` +
+  "text says happened with the date that time resolves to. Answer questions about when something happened with " +
+  "that date."
 
 const sourcesOpen = "<sources>"
 const sourcesClose = "</sources>"
@@ -97,8 +100,6 @@ export const eventTime = (event: Pick<DatedEvent, "start" | "end" | "precision">
       return dayOf(start)
   }
 }
-
-export const eventsHeading = "Dates of the events above:"
 
 /** Each message opens with the time it was sent; the events whose time the text states follow with their dates. */
 const passageText = (passage: Passage) => {
