@@ -155,8 +155,19 @@ for (const engine of engines) {
           result.explanation.lists.some((list) => list.list === "graph")
         assert.isTrue(fromGraph(ninth.results[0]))
         assert.isTrue(fromGraph(may.results[0]))
+        // A message in which the extractor finds no event is still found by the day it was sent.
+        const quiet = yield* ingestMessages(url, token, sourceId, "quiet", [{
+          speaker: "Ana Duarte",
+          content: "the quarterly numbers look fine",
+          timestamp: "2026-03-20T23:30:00Z"
+        }])
+        const twentieth = yield* search("What happened on March 20, 2026?")
+        const said = twentieth.results.find((r: { document_id: string }) => r.document_id === quiet)
+        assert.isDefined(said, JSON.stringify(twentieth.results))
+        assert.isTrue(fromGraph(said))
+        assert.isFalse(twentieth.results.filter((r: { document_id: string }) => r.document_id !== quiet).some(fromGraph))
         // No message or event of that day: the graph adds nothing (the dense list still answers with its nearest).
-        const march = yield* search("What happened on March 20, 2026?")
+        const march = yield* search("What happened on March 21, 2026?")
         assert.isFalse(march.results.some(fromGraph))
       }))
 
