@@ -80,7 +80,10 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     }).annotateMerge(OpenApi.annotations({
       summary: "Add text or a conversation",
       description: "Send title and exactly one of text or messages. A message is {speaker?, role?, content, " +
-        "timestamp?}: speaker is who wrote it (role is used when it is absent), timestamp an ISO-8601 date-time. " +
+        "timestamp?}: speaker is who wrote it (role is used when it is absent), timestamp an ISO-8601 date-time; a " +
+        "message without one was sent when the message before it was, and before the first timestamp on the " +
+        "document's date. Each message keeps its speaker and time in the chunks, search results and citations " +
+        "(messages), and its relative times (\"yesterday\") count from its own time. " +
         "202 with the queued document (its job_id tracks processing). Content already in the source (same sha256) " +
         "is not added again: 200 with the existing document and duplicate: true."
     })),

@@ -1,4 +1,5 @@
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { ChunkMessages } from "./Chunk.ts"
 import { Strategy } from "./Search.ts"
 import { characters, IdText, Text, trimmedTextOf } from "./Text.ts"
 
@@ -156,9 +157,19 @@ export const Citation = Schema.Struct({
   document_id: Schema.String,
   source_id: Schema.String,
   title: Schema.String.annotate({ description: "The document's title" }),
-  quote: Schema.String.annotate({ description: "The cited chunk's text (at most 500 characters)" })
+  quote: Schema.String.annotate({ description: "The cited chunk's text (at most 500 characters)" }),
+  ...ChunkMessages
 }).annotate({ identifier: "Citation" })
 export type Citation = typeof Citation.Type
+
+/** A citation as stored with a run or message: those recorded before chats kept their messages lack the chat fields. */
+export const StoredCitation = Schema.Struct({
+  ...Citation.fields,
+  speaker: ChunkMessages.speaker.pipe(Schema.withDecodingDefaultKey(Effect.succeed(null))),
+  spoken_at: ChunkMessages.spoken_at.pipe(Schema.withDecodingDefaultKey(Effect.succeed(null))),
+  spoken_until: ChunkMessages.spoken_until.pipe(Schema.withDecodingDefaultKey(Effect.succeed(null))),
+  messages: ChunkMessages.messages.pipe(Schema.withDecodingDefaultKey(Effect.succeed([])))
+})
 
 export class MessageOut extends Schema.Class<MessageOut>("MessageOut")({
   id: Schema.String,

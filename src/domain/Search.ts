@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { ChunkMessages } from "./Chunk.ts"
 import { characters, IdText, Text } from "./Text.ts"
 
 export const Strategy = Schema.Literals(["vector", "lexical", "multi"]).annotate({
@@ -59,6 +60,7 @@ export const SearchResult = Schema.Struct({
   section_path: Schema.Array(Schema.String),
   char_start: Schema.Int,
   char_end: Schema.Int,
+  ...ChunkMessages,
   explanation: Schema.NullOr(Schema.Struct({
     fused_score: Schema.Number,
     lists: Schema.Array(ListContribution),

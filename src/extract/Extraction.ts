@@ -69,6 +69,18 @@ export interface ExtractionChunk {
   readonly speaker: string | null
   /** … and when (ISO), which anchors the message's relative times. */
   readonly spokenAt: string | null
+  /**
+   * The chat messages in the chunk, offsets in its text: each anchors the relative times said in it to its own
+   * time and makes its speaker the "I" of its lines. Absent or empty: the chunk's speaker and time hold throughout.
+   */
+  readonly messages?: ReadonlyArray<ExtractionMessage> | undefined
+}
+
+export interface ExtractionMessage {
+  readonly speaker: string
+  readonly spokenAt: string | null
+  readonly start: number
+  readonly end: number
 }
 
 export interface ExtractionInput {

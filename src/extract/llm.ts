@@ -45,13 +45,24 @@ kind of an entity: one of ${entityKinds.join(", ")}. name: the fullest name, wit
 An event is something that happened or will happen: statement is one short sentence, kind the main verb's lemma,
 chunk the number of the chunk it comes from, role one of actor, object, place, participant, and participant names
 must be entities you listed. time: ISO 8601 start (inclusive) and end (exclusive) with precision minute, hour, day,
-week, month, quarter, year or decade; resolve relative dates ("last Tuesday") against the chunk's date when one is
-given, otherwise use null. confidence: 0 to 1.`
+week, month, quarter, year or decade; resolve relative dates ("last Tuesday") against the time of the message that
+says them (given in brackets before a chat message), else the chunk's date when one is given, otherwise use null.
+In a chat message, "I" is its speaker. confidence: 0 to 1.`
+
+/** A chat chunk's messages each open with the time they were sent, which anchors their relative dates. */
+const datedText = (chunk: ExtractionChunk) =>
+  [...(chunk.messages ?? [])].sort((a, b) => b.start - a.start).reduce(
+    (text, message) =>
+      message.spokenAt === null || message.start < 0 || message.start >= text.length
+        ? text
+        : `${text.slice(0, message.start)}[${message.spokenAt}] ${text.slice(message.start)}`,
+    chunk.text
+  )
 
 const chunkBlock = (chunk: ExtractionChunk) =>
   `[${chunk.ordinal}]${chunk.speaker === null ? "" : ` ${chunk.speaker}`}${
     chunk.spokenAt === null ? "" : ` (${chunk.spokenAt})`
-  }\n${chunk.text}`
+  }\n${datedText(chunk)}`
 
 /** The JSON object in a model's answer (models like to wrap it in prose or code fences). */
 const jsonIn = (text: string) => {

@@ -92,8 +92,10 @@ interface Verb {
 interface Sentence {
   readonly index: number
   readonly chunk: number
-  /** Who says it: the line's "Name:" label when it is a speaker's, else the chunk's speaker. */
+  /** Who says it: its message's speaker, else the line's "Name:" label when it is a speaker's, else the chunk's speaker. */
   readonly speaker: string | null
+  /** When it was said (ISO): its message's time, else the chunk's; anchors its relative times. */
+  readonly spokenAt: string | null
   readonly start: number
   readonly end: number
   readonly text: string
@@ -173,7 +175,9 @@ const isLabelWord = (word: string) => {
 const lineSpeakersOf = (input: ExtractionInput): ReadonlyMap<string, string> => {
   const speakers = new Map<string, string>()
   for (const chunk of input.chunks) {
-    if (chunk.speaker !== null && normalizeName(chunk.speaker).length > 0) speakers.set(normalizeName(chunk.speaker), chunk.speaker.trim())
+    for (const name of [chunk.speaker, ...(chunk.messages ?? []).map((message) => message.speaker)]) {
+      if (name !== null && normalizeName(name).length > 0) speakers.set(normalizeName(name), name.trim())
+    }
   }
   const counts = new Map<string, { label: string; count: number }>()
   for (const chunk of input.chunks) {
@@ -231,7 +235,10 @@ const sentencesOf = (
       for (const word of plainWordsOf(segment)) plainWords.add(word)
       continue
     }
-    const lineSpeaker = speaker
+    const at = line.index
+    const message = chunk.messages?.find((one) => at >= one.start && at < one.end)
+    const lineSpeaker = message?.speaker ?? speaker
+    const spokenAt = message === undefined ? chunk.spokenAt : (message.spokenAt ?? chunk.spokenAt)
     nlp(segment).sentences().forEach((one) => {
       const view = one as Document
       const json = (view.json({ offset: true }) as ReadonlyArray<{ readonly terms: ReadonlyArray<TermJson> }>)[0]
@@ -254,6 +261,7 @@ const sentencesOf = (
         index: firstIndex + sentences.length,
         chunk: chunkIndex,
         speaker: lineSpeaker,
+        spokenAt,
         start,
         end,
         text: text.slice(start, end).replace(/\s+/g, " ").trim(),
@@ -1310,13 +1318,22 @@ const stativeLemmas = new Set([
 ])
 
 /**
+ * In chat, "first meeting was yesterday", "Today was my first day", "I had my first day on Monday": a "be" or
+ * "have" in a sentence with a time says when something happens.
+ */
+const datedCopula = (sentence: Sentence, verb: Verb) =>
+  (verb.lemma === "be" || verb.lemma === "have") && !verb.negative &&
+  sentence.terms.some((term) => hasTag(term, ["Date"]))
+
+/**
  * Finite verbs that open a clause: complements ("agreed to buy") join the verb before them; states, verbs inside a
  * quoted title, and a heading's leading word read as an imperative ("Budget review with …") are no events.
  */
 const clauseVerbsOf = (sentence: Sentence, titles: ReadonlyArray<{ start: number; end: number }>, chat: boolean) => {
   const heading = !chat && !/[.!?:]["”')\]]*$/.test(sentence.text)
   const verbs = sentence.verbs.filter((verb) =>
-    verb.lemma.length > 0 && !skippedLemmas.has(verb.lemma) && !stativeLemmas.has(verb.lemma) &&
+    verb.lemma.length > 0 && (!skippedLemmas.has(verb.lemma) || (chat && datedCopula(sentence, verb))) &&
+    !stativeLemmas.has(verb.lemma) &&
     !titles.some((title) => verb.start < title.end && verb.end > title.start) &&
     !(heading && verb.start === sentence.start && verb.subject === null)
   )
@@ -1401,7 +1418,7 @@ const eventsOf = (
     const chunk = input.chunks[sentence.chunk]!
     const source = chunk.text
     const speaker = speakerEntity(sentence.speaker)
-    const anchor = anchorOf(chunk.spokenAt ?? input.documentDate)
+    const anchor = anchorOf(sentence.spokenAt ?? input.documentDate)
     const times = timeMentionsOf(sentence, source, anchor)
     const references: Array<Reference> = mentions
       .filter((mention) => mention.sentence === sentence.index && mention.entity >= 0)
@@ -1606,7 +1623,7 @@ const eventsOf = (
           if (verb.tense === "past" && start > anchorDay) time = shifted(time, -7)
           else if (verb.tense === "future" && start < anchorDay) time = shifted(time, 7)
         }
-      } else if (chunk.spokenAt !== null && anchor !== null) {
+      } else if (sentence.spokenAt !== null && anchor !== null) {
         time = timeValue("", wallOf(anchor.instant), "minute", 0, false)
       }
       if (time !== null && timeMention !== null) previousTime = time

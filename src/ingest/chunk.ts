@@ -5,6 +5,16 @@ export interface ChunkOptions {
   readonly targetTokens: number
   /** Tokens repeated from the end of one chunk at the start of the next within a section. */
   readonly overlapTokens: number
+  /** The document's own date (ISO): the time of messages before the first one that has a timestamp. */
+  readonly documentDate?: string | null | undefined
+}
+
+/** One chat message (or the part of a long one) in a chunk; offsets in the document's text, like the chunk's. */
+export interface ChunkMessage {
+  readonly speaker: string
+  readonly spoken_at: string | null
+  readonly char_start: number
+  readonly char_end: number
 }
 
 export interface ChunkDraft {
@@ -14,8 +24,13 @@ export interface ChunkDraft {
   readonly section_path: ReadonlyArray<string>
   readonly char_start: number
   readonly char_end: number
+  /** The speaker of every message in the chunk when there is one; null for several or none. */
   readonly speaker: string | null
+  /** The earliest and latest time of the chunk's messages. */
   readonly spoken_at: string | null
+  readonly spoken_until: string | null
+  /** The chat messages the chunk holds, in order; empty for other text. */
+  readonly messages: ReadonlyArray<ChunkMessage>
 }
 
 const tokenPattern = /[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu
@@ -68,7 +83,8 @@ const sameSection = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
  * Structure-aware chunking. Chunks never cross a section (heading, page, sheet) boundary; whole blocks
  * (paragraphs, list items, table rows, chat turns) are kept together up to the target size; a block larger
  * than the target is split at sentence ends. Within a section, the next chunk starts with the trailing
- * blocks of the previous one that fit in the overlap. Each chunk's text is exactly
+ * blocks of the previous one that fit in the overlap. Chat messages keep their speaker and time (`messages`); a
+ * message larger than the target is split inside itself into chunks of its own. Each chunk's text is exactly
  * `parsed.text.slice(char_start, char_end)`.
  */
 export const chunkParsed = (parsed: Parsed, options: ChunkOptions): Array<ChunkDraft> => {
@@ -77,10 +93,25 @@ export const chunkParsed = (parsed: Parsed, options: ChunkOptions): Array<ChunkD
   const chunks: Array<ChunkDraft> = []
   let current: Array<Span> = []
 
+  // A message without a timestamp takes the previous message's, and before the first dated one the document's date.
+  const spokenAt = new Map<Block, string | null>()
+  let lastTime = options.documentDate ?? null
+  for (const block of parsed.blocks) {
+    if (block.kind !== "message") continue
+    if (block.timestamp !== undefined) lastTime = block.timestamp
+    spokenAt.set(block, lastTime)
+  }
+
   const emit = (spans: ReadonlyArray<Span>) => {
     const first = spans[0]!
     const last = spans[spans.length - 1]!
-    const speakers = new Set(spans.map((span) => span.block.speaker))
+    const messages: Array<ChunkMessage> = spans.flatMap((span) =>
+      span.block.kind === "message" && span.block.speaker !== undefined
+        ? [{ speaker: span.block.speaker, spoken_at: spokenAt.get(span.block) ?? null, char_start: span.start, char_end: span.end }]
+        : []
+    )
+    const speakers = new Set(messages.map((message) => message.speaker))
+    const times = messages.flatMap((message) => message.spoken_at === null ? [] : [message.spoken_at]).sort()
     const text = parsed.text.slice(first.start, last.end)
     chunks.push({
       ordinal: chunks.length,
@@ -89,8 +120,10 @@ export const chunkParsed = (parsed: Parsed, options: ChunkOptions): Array<ChunkD
       section_path: first.block.section_path,
       char_start: first.start,
       char_end: last.end,
-      speaker: speakers.size === 1 ? first.block.speaker ?? null : null,
-      spoken_at: first.block.timestamp ?? null
+      speaker: speakers.size === 1 ? messages[0]!.speaker : null,
+      spoken_at: times[0] ?? null,
+      spoken_until: times[times.length - 1] ?? null,
+      messages
     })
   }
 
@@ -116,6 +149,15 @@ export const chunkParsed = (parsed: Parsed, options: ChunkOptions): Array<ChunkD
     if (current.length > 0 && !sameSection(current[0]!.block.section_path, block.section_path)) flush(false)
     const tokens = countTokens(block.text)
     const spans = tokens <= limit ? [{ start: block.start, end: block.end, tokens, block }] : splitBlock(block, limit, overlap)
+    // A chat message too long for one chunk is split inside itself, and its pieces share a chunk with no other message.
+    if (block.kind === "message" && spans.length > 1) {
+      flush(false)
+      for (const span of spans) {
+        current = [span]
+        flush(false)
+      }
+      continue
+    }
     for (const span of spans) {
       if (current.length > 0 && tokensOf(current) + span.tokens > limit) {
         flush(span.block !== current[current.length - 1]!.block)

@@ -1,6 +1,6 @@
 import { Effect, Stream } from "effect"
 import { AiError, LanguageModel, type Prompt, type Response } from "effect/ai"
-import { estimateTokens, parseSources } from "./prompt.ts"
+import { estimateTokens, eventsHeading, parseSources } from "./prompt.ts"
 
 /** The answer when no sentence of the sources answers the question. */
 export const noAnswer = "The sources do not contain an answer to this question."
@@ -13,6 +13,14 @@ const companionCoverage = 0.25
 /** Question words a sentence only leans on (its title, the sentence before) count this much less. */
 const contextDiscount = 2
 const nearDuplicate = 0.6
+/** A "when" question names the event and leaves out its time, so its best sentence may cover less of it. */
+const minimumWhenCoverage = 0.35
+/** An event line restates a sentence when it has this share of the sentence's words… */
+const sameEvent = 0.8
+/** …else a dated event line answers a "when" question when it covers the question this close to the best sentence. */
+const closeEnough = 0.8
+/** Sentences after the best one that may be the reply saying when. */
+const replyReach = 2
 
 const stopWords = new Set(
   ("a about above after again against all am an and any are as at be because been before being below between " +
@@ -60,35 +68,111 @@ interface Sentence {
   /** Words of the source's title and of the sentence before, which a pronoun ("It opened in 1889") leans on. */
   readonly title: ReadonlySet<string>
   readonly previous: ReadonlySet<string>
+  /** A line of the source's dated events ("7 May 2023 — Caroline: I went …"), which opens with its date. */
+  readonly event: boolean
+  /** When the chat message it is part of was sent, as the source shows it ("Mon 8 May 2023, 14:05 UTC"). */
+  readonly sent: string | null
 }
 
 const segmenter = new Intl.Segmenter("en", { granularity: "sentence" })
 
-/** Sentences of a source, one line at a time (headings and list items are sentences of their own). */
+/** The "[Mon 8 May 2023, 13:56 UTC] " that `buildPrompt` puts before a chat message (see `sentAt`). */
+const sentPrefix = /^\[((?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) \d{1,2} [A-Z][a-z]+ \d{4}, \d{2}:\d{2} UTC)\]\s+/
+
+/**
+ * Sentences of a source, one line at a time (headings and list items are sentences of their own). A chat line's
+ * "[sent time]" prefix is kept apart as the time of its sentences; a dated event line is one sentence.
+ */
 const sentencesOf = (source: { readonly n: number; readonly title: string; readonly text: string }) => {
   const title = contentWords(source.title)
-  const texts = source.text.split("\n").flatMap((line) =>
-    Array.from(segmenter.segment(line.replace(/^\s*(?:#+|[-*•]|\d+[.)])\s+/, "")), ({ segment }) => segment.trim())
-  ).filter((sentence) => sentence.split(/\s+/).length >= 3)
+  let inEvents = false
+  let sent: string | null = null
+  const texts = source.text.split("\n").flatMap((line) => {
+    if (line.trim() === eventsHeading) {
+      inEvents = true
+      return []
+    }
+    if (inEvents && line.startsWith("- ")) return [{ text: line.slice(2).trim(), event: true, sent: null }]
+    const time = sentPrefix.exec(line)
+    if (time !== null) sent = time[1]!
+    const body = time === null ? line : line.slice(time[0].length)
+    return Array.from(
+      segmenter.segment(body.replace(/^\s*(?:#+|[-*•]|\d+[.)])\s+/, "")),
+      ({ segment }) => ({ text: segment.trim(), event: false, sent })
+    )
+  }).filter((sentence) => sentence.text.split(/\s+/).length >= 3)
   const sentences: Array<Sentence> = []
-  texts.forEach((text, position) =>
+  texts.forEach(({ text, event, sent }, position) =>
     sentences.push({
       n: source.n,
       position,
       text,
       words: contentWords(text),
       title,
-      previous: sentences[position - 1]?.words ?? new Set()
+      previous: sentences[position - 1]?.words ?? new Set(),
+      event,
+      sent
     })
   )
   return sentences
 }
+
+/** A question about a time: "When did…", "What date…", "Which year…", "How long ago…". */
+const asksWhen = (question: string) =>
+  /^\s*(?:when\b|(?:on|in|at|by)?\s*(?:what|which)\s+(?:date|day|year|month|week|time)\b|how long ago\b)/i.test(question)
+
+/** The day of a sent time ("Mon 8 May 2023, 14:05 UTC" → "8 May 2023"). */
+const dayOfSent = (sent: string) => sent.replace(/^[A-Za-z]{3}\s+/, "").replace(/,.*$/, "")
 
 const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>) => {
   let shared = 0
   for (const word of a) if (b.has(word)) shared++
   const union = a.size + b.size - shared
   return union === 0 ? 0 : shared / union
+}
+
+const shared = (a: ReadonlySet<string>, b: ReadonlySet<string>) => [...a].filter((word) => b.has(word)).length
+
+/**
+ * The dated event line that restates a sentence: the line has most of the sentence's words (the speaker's label is
+ * no part of what it restates), or the sentence has most of the line's (it restates one clause: "results came out
+ * yesterday" of "I PASSED STATS. results came out yesterday").
+ */
+const restating = (sentence: Sentence, lines: ReadonlyArray<Sentence>) => {
+  const said = contentWords(sentence.text.replace(/^[^:]{1,60}:\s+/, ""))
+  return lines.find((line) => {
+    if (!line.event || line.n !== sentence.n) return false
+    const statement = contentWords(line.text.replace(/^[^—]*—\s*(?:[^:]{1,60}:\s+)?/, ""))
+    return shared(said, line.words) >= said.size * sameEvent ||
+      (statement.size > 0 && shared(statement, said) >= statement.size * sameEvent)
+  })
+}
+
+/**
+ * A "when" question is answered with one cited line that opens with a date: the dated event line restating the best
+ * sentence, else a dated event line covering the question nearly as well, else the dated event of the reply to it,
+ * else the sentence after the day its message was sent.
+ */
+const datedAnswer = (
+  best: { readonly sentence: Sentence; readonly coverage: number },
+  ranked: ReadonlyArray<{ readonly sentence: Sentence; readonly coverage: number }>,
+  sentences: ReadonlyArray<Sentence>
+) => {
+  if (best.sentence.event) return cite(best.sentence)
+  const restated = restating(best.sentence, ranked.map(({ sentence }) => sentence)) ??
+    ranked.find(({ sentence, coverage }) => sentence.event && coverage >= best.coverage * closeEnough)?.sentence
+  if (restated !== undefined) return cite(restated)
+  // A question answered by the next message ("who has seen oppenheimer" — "me! went friday"): the reply's event.
+  const lines = sentences.filter((sentence) => sentence.event && sentence.n === best.sentence.n)
+  const replies = sentences.filter((sentence) =>
+    !sentence.event && sentence.n === best.sentence.n && sentence.position > best.sentence.position &&
+    sentence.position <= best.sentence.position + replyReach
+  )
+  for (const reply of replies) {
+    const line = restating(reply, lines)
+    if (line !== undefined) return cite(line)
+  }
+  return best.sentence.sent === null ? cite(best.sentence) : `${dayOfSent(best.sentence.sent)}: ${cite(best.sentence)}`
 }
 
 /** "It opened in 1889." cited [2] reads "It opened in 1889 [2]." */
@@ -129,7 +213,9 @@ export const extractAnswer = (
       b.coverage - a.coverage || a.sentence.n - b.sentence.n || a.sentence.text.length - b.sentence.text.length
     )
   const best = ranked[0]
-  if (best === undefined || best.coverage < minimumCoverage) return noAnswer
+  if (best === undefined || best.coverage < (asksWhen(question) ? minimumWhenCoverage : minimumCoverage)) return noAnswer
+  const dated = asksWhen(question) && sentences.some((sentence) => sentence.event || sentence.sent !== null)
+  if (dated) return datedAnswer(best, ranked, sentences)
   const chosen = [best]
   const covered = new Set([...best.own, ...best.leaned])
   for (const candidate of ranked.slice(1)) {

@@ -1,6 +1,23 @@
 import { Prompt } from "effect/ai"
 import { countTokens } from "../ingest/chunk.ts"
 
+/** A chat message in a passage: offsets in the passage's text. */
+export interface PassageMessage {
+  readonly speaker: string
+  readonly spokenAt: string | null
+  readonly start: number
+  readonly end: number
+}
+
+/** An event of a passage whose time its text states ("yesterday", "in May"), resolved to a date. */
+export interface DatedEvent {
+  readonly statement: string
+  readonly actor: string | null
+  readonly start: string
+  readonly end: string | null
+  readonly precision: string
+}
+
 /** A retrieved chunk as the model sees it: `[n]` in the sources block and in the answer's citations. */
 export interface Passage {
   readonly n: number
@@ -9,6 +26,10 @@ export interface Passage {
   readonly sourceId: string
   readonly title: string
   readonly text: string
+  /** Chat messages: each is shown with the date it was sent. */
+  readonly messages?: ReadonlyArray<PassageMessage> | undefined
+  /** Shown after the text with their resolved dates. */
+  readonly events?: ReadonlyArray<DatedEvent> | undefined
 }
 
 export interface HistoryMessage {
@@ -28,6 +49,16 @@ export const answeringRule =
   "from by its number in square brackets, such as [1] or [2][3]. If the sources do not contain the answer, say " +
   "plainly that they do not, and do not guess."
 
+/** The line after a passage's text that opens its dated events. */
+export const eventsHeading = "Dates of the events above:"
+
+/** Said before the rule when sources hold dated messages or events. */
+export const datingRule =
+  "Chat messages in the sources open with the time they were sent in square brackets; a relative time in a " +
+  `message ("yesterday", "last week") counts from that time. After a source, "${eventsHeading}" lists what its ` +
+  "text says happened with the date that time resolves to. Answer questions about when something happened with " +
+  "that date."
+
 const sourcesOpen = "<sources>"
 const sourcesClose = "</sources>"
 const noSources = "(no sources were found)"
@@ -35,9 +66,60 @@ const truncationMark = " …"
 
 const header = (n: number, title: string) => `[${n}] ${title.replace(/\s+/g, " ").trim() || "Untitled"}`
 
+const monthNames = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+  "November", "December"]
+const weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+const pad = (n: number) => String(n).padStart(2, "0")
+const dayOf = (date: Date) => `${date.getUTCDate()} ${monthNames[date.getUTCMonth()]} ${date.getUTCFullYear()}`
+
+/** "Mon 8 May 2023, 14:05 UTC": when a message was sent. */
+export const sentAt = (iso: string) => {
+  const date = new Date(iso)
+  return `${weekdays[date.getUTCDay()]} ${dayOf(date)}, ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())} UTC`
+}
+
+/** An event's time at its precision: "7 May 2023", "the week of 1 May 2023", "May 2023", "2023", "the 2010s". */
+export const eventTime = (event: Pick<DatedEvent, "start" | "end" | "precision">) => {
+  const start = new Date(event.start)
+  // A day given in a message's own UTC offset starts before or after UTC midnight: its middle is on the right day.
+  const middle = event.end === null ? start : new Date((start.getTime() + new Date(event.end).getTime()) / 2)
+  switch (event.precision) {
+    case "decade":
+      return `the ${Math.floor(middle.getUTCFullYear() / 10) * 10}s`
+    case "year":
+      return String(middle.getUTCFullYear())
+    case "quarter":
+      return `Q${Math.floor(middle.getUTCMonth() / 3) + 1} ${middle.getUTCFullYear()}`
+    case "month":
+      return `${monthNames[middle.getUTCMonth()]} ${middle.getUTCFullYear()}`
+    case "week":
+      return `the week of ${dayOf(new Date(start.getTime() + 12 * 3_600_000))}`
+    case "day":
+      return dayOf(middle)
+    default:
+      return dayOf(start)
+  }
+}
+
+/** Each message opens with the time it was sent; the events whose time the text states follow with their dates. */
+const passageText = (passage: Passage) => {
+  let text = passage.text
+  const messages = [...(passage.messages ?? [])].filter((message) => message.spokenAt !== null && message.start >= 0 &&
+    message.start < text.length).sort((a, b) => b.start - a.start)
+  for (const message of messages) {
+    text = `${text.slice(0, message.start)}[${sentAt(message.spokenAt!)}] ${text.slice(message.start)}`
+  }
+  const events = passage.events ?? []
+  if (events.length === 0) return text
+  const lines = events.map((event) =>
+    `- ${eventTime(event)} — ${event.actor === null ? "" : `${event.actor}: `}${event.statement.replace(/\s+/g, " ").trim()}`
+  )
+  return `${text.trim()}\n${eventsHeading}\n${lines.join("\n")}`
+}
+
 /** Blank lines inside a passage are collapsed, so a blank line in the block always separates two sources. */
 const renderPassage = (passage: Passage) =>
-  `${header(passage.n, passage.title)}\n${passage.text.trim().replace(/\n[ \t]*\n\s*/g, "\n")}`
+  `${header(passage.n, passage.title)}\n${passageText(passage).trim().replace(/\n[ \t]*\n\s*/g, "\n")}`
 
 /** The longest word-boundary prefix of `text` whose estimate fits `budget` tokens, marked as cut. */
 const truncateToTokens = (text: string, budget: number): string => {
@@ -68,7 +150,7 @@ export const fitPassages = (
     } else {
       if (n === 1) {
         const room = Math.max(1, budgetTokens - estimateTokens(header(1, passage.title)))
-        fitted.push({ ...numbered, text: truncateToTokens(passage.text, room) })
+        fitted.push({ ...numbered, text: truncateToTokens(passage.text, room), events: [] })
       }
       break
     }
@@ -86,8 +168,13 @@ export const buildPrompt = (input: {
   readonly question: string
 }): Prompt.Prompt => {
   const instructions = input.instructions.trim()
-  const system = [...(instructions === "" ? [] : [instructions]), answeringRule, sourcesBlock(input.passages)]
-    .join("\n\n")
+  const dated = input.passages.some((passage) => (passage.messages ?? []).length > 0 || (passage.events ?? []).length > 0)
+  const system = [
+    ...(instructions === "" ? [] : [instructions]),
+    ...(dated ? [datingRule] : []),
+    answeringRule,
+    sourcesBlock(input.passages)
+  ].join("\n\n")
   return Prompt.make([
     { role: "system", content: system },
     ...input.history.map((message) => ({ role: message.role, content: message.content })),

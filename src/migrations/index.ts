@@ -6,6 +6,7 @@ import agents from "./0004_agents.ts"
 import graph from "./0005_graph.ts"
 import postings from "./0006_postings.ts"
 import documentDate from "./0007_document_date.ts"
+import chunkMessages from "./0008_chunk_messages.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -15,7 +16,8 @@ const all = {
   "0004_agents": agents,
   "0005_graph": graph,
   "0006_postings": postings,
-  "0007_document_date": documentDate
+  "0007_document_date": documentDate,
+  "0008_chunk_messages": chunkMessages
 }
 
 export const migrations = Migrator.fromRecord(all)

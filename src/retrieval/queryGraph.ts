@@ -86,7 +86,8 @@ const anchorIn = (query: string): QueryCues["anchor"] => {
 const timeIn = (query: string, now: Date) => {
   const parsed = chrono.parse(query, now)[0]
   if (parsed !== undefined) {
-    return { start: parsed.start.date(), end: parsed.end?.date() ?? endOf(parsed.start), index: parsed.index, text: parsed.text }
+    const { start, end } = periodOf(parsed.start, parsed.text, now)
+    return { start, end: parsed.end?.date() ?? end, index: parsed.index, text: parsed.text }
   }
   const year = /\b(1[5-9]\d\d|2\d\d\d)\b/.exec(query)
   if (year === null) return null
@@ -99,21 +100,33 @@ const timeIn = (query: string, now: Date) => {
   }
 }
 
-/** The end of what a date expression names, from the components it states: a year, a month, else a day. */
-const endOf = (component: chrono.ParsedComponents) => {
-  const start = component.date()
-  const end = new Date(start)
-  if (!component.isCertain("month")) {
-    end.setFullYear(start.getFullYear() + 1, 0, 1)
-    end.setHours(0, 0, 0, 0)
-  } else if (!component.isCertain("day")) {
-    end.setMonth(start.getMonth() + 1, 1)
-    end.setHours(0, 0, 0, 0)
-  } else {
-    end.setDate(start.getDate() + 1)
-    end.setHours(0, 0, 0, 0)
+const dayMs = 86_400_000
+
+/**
+ * The whole period a date expression names (UTC), from the components it states: "last week", "this week" and
+ * "two weeks ago" a week from Monday; a time of day from that time to the day's end; else the day, the month or the
+ * year. chrono gives an instant inside it ("last week": now less seven days; "February 9": noon), which would leave
+ * out what happened earlier in that period.
+ */
+const periodOf = (component: chrono.ParsedComponents, text: string, now: Date) => {
+  const at = component.date()
+  const day = (date: Date) => Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate())
+  if (/\bweeks?\b/i.test(text)) {
+    const inside = /\bthis\s+week\b/i.test(text) ? now : at
+    const monday = day(inside) - ((inside.getUTCDay() + 6) % 7) * dayMs
+    return { start: new Date(monday), end: new Date(monday + 7 * dayMs) }
   }
-  return end
+  if (component.isCertain("hour")) return { start: at, end: new Date(day(at) + dayMs) }
+  if (component.isCertain("day") || !component.isCertain("year")) {
+    return { start: new Date(day(at)), end: new Date(day(at) + dayMs) }
+  }
+  if (component.isCertain("month")) {
+    return {
+      start: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)),
+      end: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1))
+    }
+  }
+  return { start: new Date(Date.UTC(at.getUTCFullYear(), 0, 1)), end: new Date(Date.UTC(at.getUTCFullYear() + 1, 0, 1)) }
 }
 
 /** Levenshtein distance, stopping early once above `limit`. */

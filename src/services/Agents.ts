@@ -15,7 +15,8 @@ import {
   defaultModelSettings,
   defaultRetrievalSettings,
   MessageOut,
-  MessageRole
+  MessageRole,
+  StoredCitation
 } from "../domain/Agent.ts"
 import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import type { UserId } from "../domain/User.ts"
@@ -137,7 +138,7 @@ const MessageRow = Schema.Struct({
   role: MessageRole,
   content: Schema.String,
   run_id: Schema.NullOr(Schema.String),
-  citations: Schema.Array(Citation),
+  citations: Schema.Array(StoredCitation),
   created_at: Schema.Date,
   position: Schema.String
 })

@@ -1,7 +1,7 @@
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { createHash } from "node:crypto"
-import { ChunkOut } from "../domain/Chunk.ts"
+import { ChunkMessage, ChunkOut } from "../domain/Chunk.ts"
 import { DocumentId, DocumentOut, type DocumentStatus, DocumentStatus as Status, type MessageItem, Stage } from "../domain/Document.ts"
 import { CursorTime, cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import { SourceId } from "../domain/Source.ts"
@@ -109,12 +109,18 @@ const ChunkRow = Schema.Struct({
   char_end: Schema.Int,
   speaker: Schema.NullOr(Schema.String),
   spoken_at: Schema.NullOr(Schema.Date),
+  spoken_until: Schema.NullOr(Schema.Date),
+  messages: Schema.Array(ChunkMessage),
   /** The document's creation time, the first sort value of source chunks. */
   position: Schema.String
 })
 
 const toChunkOut = ({ position: _, ...row }: typeof ChunkRow.Type) =>
-  new ChunkOut({ ...row, spoken_at: row.spoken_at?.toISOString() ?? null })
+  new ChunkOut({
+    ...row,
+    spoken_at: row.spoken_at?.toISOString() ?? null,
+    spoken_until: row.spoken_until?.toISOString() ?? null
+  })
 
 export const decodeChunks = Schema.decodeUnknownEffect(Schema.Array(ChunkRow))
 
@@ -328,7 +334,7 @@ export class Documents extends Context.Service<Documents, {
       const chunksOf = (where: Statement.Fragment) =>
         sql`
           SELECT c.id, c.document_id, c.source_id, c.ordinal, c.text, c.token_count, c.section_path,
-            c.char_start, c.char_end, c.speaker, c.spoken_at,
+            c.char_start, c.char_end, c.speaker, c.spoken_at, c.spoken_until, c.messages,
             to_char(d.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
           WHERE ${where}`.pipe(Effect.flatMap(decodeChunks), Effect.orDie)

@@ -22,6 +22,8 @@ const hopWeight = 0.5
 /** An event inside the query's time gets this added; one with a time outside it keeps this share of its score. */
 const timeBoost = 1
 const outsideTimeShare = 0.25
+/** A chat chunk with a message sent inside the query's time scores this (an event inside it scores timeBoost). */
+const spokenScore = 0.5
 /** Confidence of a list built from the query's time alone (no entity named). */
 const timeOnlyConfidence = 0.5
 /** Nameness of an entity whose name has no searchable word (stop words only, like "US"). */
@@ -48,7 +50,8 @@ interface EventRow {
  * the events they take part in → the chunks those events come from; entities sharing an event with them are
  * followed one hop further at a lower weight, so a question that needs two facts about one entity finds both.
  * A time expression in the query ("in 2019", "before March 2020", "last week", or relative to an event: "before
- * the merger") boosts events inside it and lowers those outside; a query with a time but no known entity lists the events of that time.
+ * the merger") boosts events inside it and lowers those outside; a query with a time but no known entity lists the events of that time
+ * and the chat chunks with a message sent in it.
  *
  * Each entity counts by its weight in (0, 1], the product of two corpus statistics:
  * - specificity, ln(1 + N/n) / ln(1 + N) for an entity that n of the N ready documents mention (1 for a name only
@@ -235,6 +238,27 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             add(timed, () => 0, counted)
           }
           let within = 0
+          if (direct.length === 0) {
+            // Chat messages sent in that time, whether or not the extractor found an event in them.
+            const spoken = yield* sql<{ id: string }>`
+              SELECT c.id FROM chunks c
+              JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+              WHERE c.source_id IN ${sql.in(sourceIds)} AND c.spoken_at IS NOT NULL
+                ${to === null ? sql`` : sql`AND c.spoken_at < ${to}`}
+                ${from === null ? sql`` : sql`AND coalesce(c.spoken_until, c.spoken_at) >= ${from}`}
+                AND EXISTS (
+                  SELECT 1 FROM jsonb_array_elements(c.messages) m
+                  WHERE m->>'spoken_at' IS NOT NULL
+                    ${to === null ? sql`` : sql`AND (m->>'spoken_at')::timestamptz < ${to}`}
+                    ${from === null ? sql`` : sql`AND (m->>'spoken_at')::timestamptz >= ${from}`}
+                )
+              ORDER BY c.spoken_at, c.id
+              LIMIT ${maxEvents}`
+            for (const row of spoken) {
+              scores.set(`spoken:${row.id}`, { score: spokenScore, start: null, end: null, chunks: new Set([row.id]) })
+              within++
+            }
+          }
           for (const entry of scores.values()) {
             if (inside(entry.start, entry.end)) {
               entry.score += timeBoost

@@ -2,6 +2,7 @@ import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
 import { type Stage, stages } from "../domain/Document.ts"
+import type { ChunkMessage } from "../ingest/chunk.ts"
 import type { Format } from "../ingest/parse/index.ts"
 import { Embedder } from "./Embedder.ts"
 import { Extractor } from "./Extractor.ts"
@@ -96,15 +97,20 @@ export class Pipeline extends Context.Service<Pipeline, {
 
       /** On a worker thread, within ENGRAM_PARSE_TIMEOUT_SECONDS; rows and postings written in bounded batches. */
       const chunk = Effect.fn("Pipeline.chunk")(function*(job: JobRow, documentId: string, version: number) {
-        const [parse] = yield* sql<{ text: string; blocks: string; source_id: string }>`
-          SELECT p.text, p.blocks::text AS blocks, d.source_id FROM document_parses p JOIN documents d ON d.id = p.document_id
+        const [parse] = yield* sql<{ text: string; blocks: string; source_id: string; document_date: Date | null }>`
+          SELECT p.text, p.blocks::text AS blocks, d.source_id, d.document_date
+          FROM document_parses p JOIN documents d ON d.id = p.document_id
           WHERE p.document_id = ${documentId} AND p.version = ${version}`.pipe(Effect.orDie)
         if (parse === undefined) return
         const drafts = yield* threads.run({
           kind: "chunk",
           text: parse.text,
           blocksJson: parse.blocks,
-          options: { targetTokens: settings.chunkTokens, overlapTokens: settings.chunkOverlapTokens }
+          options: {
+            targetTokens: settings.chunkTokens,
+            overlapTokens: settings.chunkOverlapTokens,
+            documentDate: parse.document_date?.toISOString() ?? null
+          }
         }, settings.parseTimeoutSeconds * 1000).pipe(
           Effect.mapError((error) =>
             new StageFailure({ code: "chunk_failed", message: error.message, stage: "chunk", permanent: error.permanent })
@@ -124,7 +130,9 @@ export class Pipeline extends Context.Service<Pipeline, {
               char_start: draft.char_start,
               char_end: draft.char_end,
               speaker: draft.speaker,
-              spoken_at: draft.spoken_at
+              spoken_at: draft.spoken_at,
+              spoken_until: draft.spoken_until,
+              messages: JSON.stringify(draft.messages)
             }))
             if (Arr.isArrayNonEmpty(rows)) yield* sql`INSERT INTO chunks ${sql.insert(rows)}`
           }
@@ -145,9 +153,17 @@ export class Pipeline extends Context.Service<Pipeline, {
           SELECT count(*)::int AS chunks, coalesce(sum(length(text)), 0)::int AS chars FROM chunks
           WHERE document_id = ${documentId} AND version = ${version}`.pipe(Effect.orDie)
         // Only the chunks the extraction budget can reach are read: a large document's text stays in the database.
-        const chunks = yield* sql<{ ordinal: number; text: string; speaker: string | null; spoken_at: Date | null }>`
-          SELECT ordinal, text, speaker, spoken_at FROM (
-            SELECT ordinal, text, speaker, spoken_at, sum(length(text)) OVER (ORDER BY ordinal) - length(text) AS before
+        const chunks = yield* sql<{
+          ordinal: number
+          text: string
+          char_start: number
+          speaker: string | null
+          spoken_at: Date | null
+          messages: ReadonlyArray<ChunkMessage>
+        }>`
+          SELECT ordinal, text, char_start, speaker, spoken_at, messages FROM (
+            SELECT ordinal, text, char_start, speaker, spoken_at, messages,
+              sum(length(text)) OVER (ORDER BY ordinal) - length(text) AS before
             FROM chunks WHERE document_id = ${documentId} AND version = ${version}
           ) c
           WHERE before < ${settings.extractMaxChars}
@@ -159,7 +175,13 @@ export class Pipeline extends Context.Service<Pipeline, {
             ordinal: chunk.ordinal,
             text: chunk.text,
             speaker: chunk.speaker,
-            spokenAt: chunk.spoken_at?.toISOString() ?? null
+            spokenAt: chunk.spoken_at?.toISOString() ?? null,
+            messages: chunk.messages.map((message) => ({
+              speaker: message.speaker,
+              spokenAt: message.spoken_at,
+              start: message.char_start - chunk.char_start,
+              end: message.char_end - chunk.char_start
+            }))
           }))
         })
         yield* graph.store(documentId, version, extraction)

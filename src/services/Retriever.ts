@@ -1,6 +1,7 @@
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
+import type { ChunkMessage } from "../domain/Chunk.ts"
 import type { SearchResponse, Strategy } from "../domain/Search.ts"
 import type { UserId } from "../domain/User.ts"
 import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } from "../retrieval/fusion.ts"
@@ -52,6 +53,10 @@ interface ChunkDetail {
   readonly section_path: ReadonlyArray<string>
   readonly char_start: number
   readonly char_end: number
+  readonly speaker: string | null
+  readonly spoken_at: Date | null
+  readonly spoken_until: Date | null
+  readonly messages: ReadonlyArray<ChunkMessage>
 }
 
 export class Retriever extends Context.Service<Retriever, {
@@ -164,7 +169,7 @@ export class Retriever extends Context.Service<Retriever, {
           ? Effect.succeed(new Map<string, ChunkDetail>())
           : sql<ChunkDetail>`
               SELECT c.id, c.document_id, c.source_id, d.title AS document_title, c.text, c.section_path,
-                c.char_start, c.char_end
+                c.char_start, c.char_end, c.speaker, c.spoken_at, c.spoken_until, c.messages
               FROM chunks c
               JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
               WHERE c.id IN ${sql.in(ids)}`.pipe(
@@ -265,6 +270,10 @@ export class Retriever extends Context.Service<Retriever, {
           section_path: item.detail.section_path,
           char_start: item.detail.char_start,
           char_end: item.detail.char_end,
+          speaker: item.detail.speaker,
+          spoken_at: item.detail.spoken_at?.toISOString() ?? null,
+          spoken_until: item.detail.spoken_until?.toISOString() ?? null,
+          messages: item.detail.messages,
           explanation: input.strategy === "multi"
             ? { fused_score: item.fusedScore, lists: item.contributions, rerank: item.reranked }
             : null,

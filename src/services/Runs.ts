@@ -1,12 +1,13 @@
-import { Context, Data, Deferred, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Context, Data, Deferred, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import type { AiError } from "effect/ai"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
+import { StoredCitation } from "../domain/Agent.ts"
 import { ModelSettings } from "../domain/Settings.ts"
 import { truncateCharacters } from "../domain/Text.ts"
 import type { Citation, RetrievalTrace, RunOut, RunStatus, RunUsage } from "../domain/Run.ts"
 import type { UserId } from "../domain/User.ts"
-import { buildPrompt, citedNumbers, fitPassages, type HistoryMessage, type Passage } from "../llm/prompt.ts"
+import { buildPrompt, citedNumbers, type DatedEvent, fitPassages, type HistoryMessage, type Passage } from "../llm/prompt.ts"
 import { Agents } from "./Agents.ts"
 import { Erasure } from "./Erasure.ts"
 import { Generation, LlmClient } from "./LlmClient.ts"
@@ -46,6 +47,8 @@ export type RunEvent =
 /** History turns given to the answerer from a stored conversation. */
 const historyTurns = 20
 const quoteLength = 500
+/** Dated events shown with one passage at most. */
+const eventsPerPassage = 8
 /** How often live runs prove they are alive; four missed beats mark a run as interrupted. */
 const heartbeatSeconds = 15
 
@@ -67,6 +70,8 @@ interface RunRow {
   readonly finished_at: Date | null
 }
 
+const decodeCitations = Schema.decodeUnknownSync(Schema.Array(StoredCitation))
+
 const toRunOut = (row: RunRow): RunOut => ({
   id: row.id,
   agent_id: row.agent_id,
@@ -74,7 +79,7 @@ const toRunOut = (row: RunRow): RunOut => ({
   question: row.question,
   status: row.status,
   answer: row.answer,
-  citations: row.citations,
+  citations: decodeCitations(row.citations),
   retrieval: row.retrieval,
   usage: row.usage,
   provider: row.provider,
@@ -179,6 +184,43 @@ export class Runs extends Context.Service<Runs, {
         return { response, results }
       })
 
+      /** The events of the chunks whose time their text states, with the date it resolved to, by chunk. */
+      const datedEvents = Effect.fn("Runs.datedEvents")(function*(chunkIds: ReadonlyArray<string>) {
+        const byChunk = new Map<string, Array<DatedEvent>>()
+        if (chunkIds.length === 0) return byChunk
+        const rows = yield* sql<{
+          chunk_id: string
+          statement: string
+          actor: string | null
+          time_start: Date
+          time_end: Date | null
+          time_precision: string | null
+        }>`
+          SELECT c.chunk_id, e.statement, e.time_start, e.time_end, e.time_precision, (
+              SELECT en.name FROM event_participants p JOIN entities en ON en.id = p.entity_id
+              WHERE p.event_id = e.id AND p.role = 'actor' ORDER BY en.name LIMIT 1
+            ) AS actor
+          FROM event_chunks c
+          JOIN events e ON e.id = c.event_id
+          JOIN documents d ON d.id = e.document_id AND d.active_version = e.version
+          WHERE c.chunk_id IN ${sql.in(chunkIds)} AND e.time_start IS NOT NULL AND e.time_text IS NOT NULL
+            AND e.time_text <> ''
+          ORDER BY c.chunk_id, e.ordinal, e.id`.pipe(Effect.orDie)
+        for (const row of rows) {
+          const list = byChunk.get(row.chunk_id) ?? []
+          if (list.length >= eventsPerPassage || list.some((event) => event.statement === row.statement)) continue
+          list.push({
+            statement: row.statement,
+            actor: row.actor,
+            start: row.time_start.toISOString(),
+            end: row.time_end?.toISOString() ?? null,
+            precision: row.time_precision ?? "day"
+          })
+          byChunk.set(row.chunk_id, list)
+        }
+        return byChunk
+      })
+
       const start = Effect.fn("Runs.start")(function*(input: AskInput) {
         const agent = yield* agents.get(input.owner, input.agentId).pipe(
           Effect.mapError(() => new RunsFailure({ reason: { _tag: "AgentNotFound", id: input.agentId } }))
@@ -212,6 +254,7 @@ export class Runs extends Context.Service<Runs, {
         let answer = ""
         let usage: RunUsage | null = null
         let passages: ReadonlyArray<Passage> = []
+        let chats = new Map<string, Pick<Citation, "speaker" | "spoken_at" | "spoken_until" | "messages">>()
         let searched: ReadonlyArray<string> = []
         let settled = false
 
@@ -253,16 +296,30 @@ export class Runs extends Context.Service<Runs, {
             return { trace: null, prompt: null }
           }
           const { response, results } = yield* retrieve(input.owner, agent, sourceIds, input.question)
+          const events = yield* datedEvents(results.map((result) => result.chunk_id))
           passages = fitPassages(
             results.map((result) => ({
               chunkId: result.chunk_id,
               documentId: result.document_id,
               sourceId: result.source_id,
               title: result.document_title,
-              text: result.text
+              text: result.text,
+              messages: result.messages.map((message) => ({
+                speaker: message.speaker,
+                spokenAt: message.spoken_at,
+                start: message.char_start - result.char_start,
+                end: message.char_end - result.char_start
+              })),
+              events: events.get(result.chunk_id) ?? []
             })),
             settings.answerContextTokens
           )
+          chats = new Map(results.map((result) => [result.chunk_id, {
+            speaker: result.speaker,
+            spoken_at: result.spoken_at,
+            spoken_until: result.spoken_until,
+            messages: result.messages
+          }]))
           const trace: RetrievalTrace = {
             strategy: response?.strategy ?? agent.retrieval_settings.strategy,
             took_ms: response?.took_ms ?? 0,
@@ -295,7 +352,8 @@ export class Runs extends Context.Service<Runs, {
               document_id: passage.documentId,
               source_id: passage.sourceId,
               title: passage.title,
-              quote: truncateCharacters(passage.text, quoteLength)
+              quote: truncateCharacters(passage.text, quoteLength),
+              ...(chats.get(passage.chunkId) ?? { speaker: null, spoken_at: null, spoken_until: null, messages: [] })
             }
           })
           return finish({ status: "completed", answer, citations, usage }).pipe(

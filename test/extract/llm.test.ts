@@ -71,6 +71,30 @@ describe("LLM extraction", () => {
       assert.include(prompt, "Document date: 2021-03-10")
     }).pipe(Effect.scoped))
 
+  it.live("the model sees each chat message's own time, which anchors its relative dates", () =>
+    Effect.gen(function*() {
+      const server = yield* chatServer({ reply: () => JSON.stringify({ entities: [], events: [] }) })
+      const extractor = yield* extractorFrom({ ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MAX_RETRIES: "0" })
+      const text = "Ana: Booked the flights.\n\nBen: I deployed the load balancer this morning."
+      yield* extractor.extract({
+        title: "ops",
+        documentDate: null,
+        chunks: [{
+          ordinal: 0,
+          text,
+          speaker: null,
+          spokenAt: "2026-02-03T09:00:00.000Z",
+          messages: [
+            { speaker: "Ana", spokenAt: "2026-02-03T09:00:00.000Z", start: 0, end: 24 },
+            { speaker: "Ben", spokenAt: "2026-02-09T08:30:00.000Z", start: 26, end: text.length }
+          ]
+        }]
+      })
+      const prompt = server.requests[0]!.messages.map((m) => String(m.content)).join("\n")
+      assert.include(prompt, "[2026-02-03T09:00:00.000Z] Ana: Booked the flights.")
+      assert.include(prompt, "[2026-02-09T08:30:00.000Z] Ben: I deployed the load balancer this morning.")
+    }).pipe(Effect.scoped))
+
   it.live("a bad answer or a failing model falls back to the rules; extraction never fails", () =>
     Effect.gen(function*() {
       const prose = yield* chatServer({ reply: () => "I cannot help with that." })

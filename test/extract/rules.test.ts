@@ -433,3 +433,47 @@ describe("extractRules: entities in conversation", () => {
     expect(names(extraction)).not.toContain("Finance")
   })
 })
+
+/** One chunk holding several messages, as the chunker packs a conversation: each message has its own time. */
+const packed = (...messages: ReadonlyArray<readonly [speaker: string, spokenAt: string, text: string]>): ExtractionInput => {
+  let text = ""
+  const spans: Array<{ speaker: string; spokenAt: string; start: number; end: number }> = []
+  for (const [speaker, spokenAt, content] of messages) {
+    if (text !== "") text += "\n\n"
+    const start = text.length
+    text += `${speaker}: ${content}`
+    spans.push({ speaker, spokenAt, start, end: text.length })
+  }
+  return {
+    title: "chat",
+    documentDate: null,
+    chunks: [{ ordinal: 0, text, speaker: null, spokenAt: spans[0]!.spokenAt, messages: spans }]
+  }
+}
+
+describe("messages packed in one chunk", () => {
+  const extraction = extractRules(packed(
+    ["Ana Duarte", "2026-02-03T09:00:00.000Z", "Booked the flights for the Lisbon offsite."],
+    ["Ben Okoro", "2026-02-09T08:30:00.000Z", "I deployed the new load balancer this morning."],
+    ["Ana Duarte", "2026-02-11T17:00:00.000Z", "We adopted a dog last year. First walk together was yesterday."]
+  ))
+  const event = (words: string) => {
+    const found = extraction.events.find((e) => e.statement.includes(words))
+    expect(found, words).toBeDefined()
+    return found!
+  }
+
+  it("resolves each message's relative times against its own time, with its speaker as the actor", () => {
+    const balancer = event("load balancer")
+    expect(balancer.time?.start.slice(0, 10)).toBe("2026-02-09")
+    expect(rolesOf(extraction, balancer)).toContainEqual({ name: "Ben Okoro", role: "actor" })
+    const dog = event("adopted a dog")
+    expect([dog.time?.start, dog.time?.precision]).toEqual(["2025-01-01T00:00:00.000Z", "year"])
+    expect(rolesOf(extraction, dog)).toContainEqual({ name: "Ana Duarte", role: "actor" })
+  })
+
+  it("a 'be' with a time in a chat message is an event of that time", () => {
+    const walk = event("First walk together was yesterday")
+    expect(walk.time?.start.slice(0, 10)).toBe("2026-02-10")
+  })
+})

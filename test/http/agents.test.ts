@@ -37,6 +37,8 @@ const citation = {
   title: "Ducks",
   quote: "Mallards are dabbling ducks."
 }
+/** A citation stored before chunks kept their messages reads with empty chat fields. */
+const noChat = { speaker: null, spoken_at: null, spoken_until: null, messages: [] }
 
 for (const engine of engines) {
   layer(freshServer(engine))(`agents (${engine})`, (it) => {
@@ -408,7 +410,7 @@ for (const engine of engines) {
           role: "assistant",
           content: "Mallards.",
           run_id: "run-1",
-          citations: [citation],
+          citations: [{ ...citation, ...noChat }],
           created_at: "2024-05-01T10:00:00.000Z"
         })
         assert.isNull(all.body.items[1].run_id)
@@ -430,10 +432,10 @@ for (const engine of engines) {
           role: "assistant",
           content: "In ponds.",
           runId: "run-2",
-          citations: [{ ...citation, n: 2 }]
+          citations: [{ ...citation, ...noChat, n: 2 }]
         })
         assert.strictEqual(answer.role, "assistant")
-        assert.deepStrictEqual(answer.citations, [{ ...citation, n: 2 }])
+        assert.deepStrictEqual(answer.citations, [{ ...citation, ...noChat, n: 2 }])
         const question = yield* agents.appendMessage({
           conversationId: conversation.id,
           role: "user",

@@ -84,7 +84,13 @@ for (const engine of engines) {
         const output = yield* request(url, `/api/v1/sources/${sourceId}/documents/${reply.body.id}/parse-output`, { token })
         assert.deepStrictEqual(output.body.blocks.map((b: { speaker: string }) => b.speaker), ["Alice", "Bob", "assistant"])
         assert.strictEqual(output.body.blocks[1].timestamp, "2024-05-02T07:01:00.000Z")
-        assert.strictEqual(output.body.chunks[0].spoken_at, "2024-05-02T09:00:00.000Z")
+        // The chunk's time span runs from its earliest message (Bob's, sent at 07:01 UTC) to its latest.
+        assert.strictEqual(output.body.chunks[0].spoken_at, "2024-05-02T07:01:00.000Z")
+        assert.strictEqual(output.body.chunks[0].spoken_until, "2024-05-02T09:00:00.000Z")
+        assert.deepStrictEqual(
+          output.body.chunks[0].messages.map((m: { speaker: string; spoken_at: string }) => [m.speaker, m.spoken_at]),
+          [["Alice", "2024-05-02T09:00:00.000Z"], ["Bob", "2024-05-02T07:01:00.000Z"], ["assistant", "2024-05-02T07:01:00.000Z"]]
+        )
         assert.include(output.body.chunks[0].text, "Alice: I merged the parser.")
       }))
 

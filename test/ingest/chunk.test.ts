@@ -66,6 +66,58 @@ describe("chunking", () => {
       assert.strictEqual(together[0]!.spoken_at, "2024-05-01T10:00:00.000Z")
     }))
 
+  it.effect("a chunk of several messages keeps each message's speaker, time and offsets, and their time span", () =>
+    Effect.sync(() => {
+      const parsed = parseMessages([
+        { speaker: "Ana", content: "Flight booked for the conference.", timestamp: "2026-02-03T09:00:00Z" },
+        { speaker: "Ben", content: "Nice, which hotel?" },
+        { speaker: "Ana", content: "I deployed the new load balancer this morning.", timestamp: "2026-02-09T08:30:00Z" },
+        { speaker: "Ben", content: "Saw it, all green.", timestamp: "2026-02-11T17:00:00Z" }
+      ])
+      const [chunk, ...rest] = chunkParsed(parsed, { targetTokens: 200, overlapTokens: 0 })
+      assert.strictEqual(rest.length, 0)
+      assert.isNull(chunk!.speaker)
+      assert.strictEqual(chunk!.spoken_at, "2026-02-03T09:00:00.000Z")
+      assert.strictEqual(chunk!.spoken_until, "2026-02-11T17:00:00.000Z")
+      assert.deepStrictEqual(chunk!.messages.map((m) => [m.speaker, m.spoken_at]), [
+        ["Ana", "2026-02-03T09:00:00.000Z"],
+        ["Ben", "2026-02-03T09:00:00.000Z"],
+        ["Ana", "2026-02-09T08:30:00.000Z"],
+        ["Ben", "2026-02-11T17:00:00.000Z"]
+      ])
+      assert.deepStrictEqual(
+        chunk!.messages.map((m) => parsed.text.slice(m.char_start, m.char_end)),
+        parsed.blocks.map((block) => block.text)
+      )
+    }))
+
+  it.effect("messages before the first timestamp take the document's date; a long message is split inside itself", () =>
+    Effect.sync(() => {
+      const long = Array.from({ length: 30 }, (_, i) => `Point ${i} is made here.`).join(" ")
+      const parsed = parseMessages([
+        { speaker: "Ana", content: "Morning!" },
+        { speaker: "Ben", content: long, timestamp: "2026-02-09T08:30:00Z" },
+        { speaker: "Ana", content: "Agreed." }
+      ])
+      const chunks = chunkParsed(parsed, { targetTokens: 40, overlapTokens: 5, documentDate: "2026-02-01T00:00:00.000Z" })
+      assert.strictEqual(chunks[0]!.messages[0]!.spoken_at, "2026-02-01T00:00:00.000Z")
+      for (const chunk of chunks) {
+        // Every chunk is a run of whole messages, or lies inside one message.
+        assert.isAbove(chunk.messages.length, 0)
+        for (const message of chunk.messages) {
+          const block = parsed.blocks.find((b) => b.start <= message.char_start && message.char_end <= b.end)
+          assert.isDefined(block)
+          if (chunk.messages.length > 1) assert.deepStrictEqual([message.char_start, message.char_end], [block!.start, block!.end])
+        }
+        assert.strictEqual(chunk.char_start, chunk.messages[0]!.char_start)
+        assert.strictEqual(chunk.char_end, chunk.messages[chunk.messages.length - 1]!.char_end)
+      }
+      const benParts = chunks.filter((chunk) => chunk.speaker === "Ben")
+      assert.isAbove(benParts.length, 1, "the long message is split")
+      assert.isTrue(benParts.every((chunk) => chunk.spoken_at === "2026-02-09T08:30:00.000Z"))
+      assert.strictEqual(chunks[chunks.length - 1]!.messages.at(-1)!.spoken_at, "2026-02-09T08:30:00.000Z")
+    }))
+
   it.effect("token counts are words and punctuation", () =>
     Effect.sync(() => {
       assert.strictEqual(countTokens("Hello, world!"), 4)

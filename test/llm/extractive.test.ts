@@ -168,6 +168,64 @@ describe("extractive language model", () => {
       assert.strictEqual(wall.text, "The Great Wall of China stretches over 21,000 kilometres [3].")
     }))
 
+  it.effect("a when question over chat messages is answered with the event's resolved date, else the day it was said", () =>
+    Effect.gen(function*() {
+      const text = "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.\n\n" +
+        "Melanie: Wow, I adopted a kitten called Oscar!"
+      const chat = fitPassages([{
+        chunkId: "c-chat",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "catch-up",
+        text,
+        messages: [
+          { speaker: "Caroline", spokenAt: "2023-05-08T13:56:00.000Z", start: 0, end: text.indexOf("\n") },
+          { speaker: "Melanie", spokenAt: "2023-05-08T14:01:00.000Z", start: text.indexOf("Melanie"), end: text.length }
+        ],
+        events: [{
+          statement: "I went to a LGBTQ support group yesterday and it was so powerful.",
+          actor: "Caroline",
+          start: "2023-05-07T00:00:00.000Z",
+          end: "2023-05-08T00:00:00.000Z",
+          precision: "day"
+        }]
+      }], 3000)
+      const group = yield* answer(promptFor("When did Caroline go to the support group?", chat))
+      assert.strictEqual(
+        group.text,
+        "7 May 2023 — Caroline: I went to a LGBTQ support group yesterday and it was so powerful [1]."
+      )
+      const kitten = yield* answer(promptFor("When did Melanie adopt a kitten?", chat))
+      assert.strictEqual(kitten.text, "8 May 2023: Melanie: Wow, I adopted a kitten called Oscar [1]!")
+      const other = yield* answer(promptFor("What is the kitten called?", chat))
+      assert.notInclude(other.text, "May 2023")
+    }))
+
+  it.effect("a when question whose best sentence is a question is answered by the reply's dated event", () =>
+    Effect.gen(function*() {
+      const text = "Diego: ok who has seen oppenheimer? I want to see it\n\nAisha: me! went friday with my sister, opening night"
+      const chat = fitPassages([{
+        chunkId: "c-film",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "movies",
+        text,
+        messages: [
+          { speaker: "Diego", spokenAt: "2023-07-23T20:10:00.000Z", start: 0, end: text.indexOf("\n") },
+          { speaker: "Aisha", spokenAt: "2023-07-23T20:14:00.000Z", start: text.indexOf("Aisha"), end: text.length }
+        ],
+        events: [{
+          statement: "me! went friday with my sister, opening night",
+          actor: "Aisha",
+          start: "2023-07-21T00:00:00.000Z",
+          end: "2023-07-22T00:00:00.000Z",
+          precision: "day"
+        }]
+      }], 3000)
+      const seen = yield* answer(promptFor("When did Aisha see Oppenheimer?", chat))
+      assert.strictEqual(seen.text, "21 July 2023 — Aisha: me! went friday with my sister, opening night [1]")
+    }))
+
   it.effect("says plainly, without markers, when the sources do not answer", () =>
     Effect.gen(function*() {
       for (const question of ["What is the boiling point of mercury?", "What is the population of Paris?", "Why?"]) {

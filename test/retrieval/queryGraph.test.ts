@@ -25,4 +25,19 @@ describe("queryCues", () => {
     expect(cues.time).toMatchObject({ start: null, end: "2018-01-01T00:00:00.000Z" })
     expect(queryCues("Acme plants after the merger", now).anchor).toMatchObject({ side: "after", kinds: ["merge"] })
   })
+
+  it("a date or period names all of it, not the instant chrono picks inside it", () => {
+    const at = new Date("2026-11-23T18:30:00.000Z")
+    const period = (query: string) => {
+      const time = queryCues(query, at).time
+      return [time?.start, time?.end]
+    }
+    expect(period("What happened on February 9, 2026?")).toEqual(["2026-02-09T00:00:00.000Z", "2026-02-10T00:00:00.000Z"])
+    expect(period("What happened in May 2023?")).toEqual(["2023-05-01T00:00:00.000Z", "2023-06-01T00:00:00.000Z"])
+    expect(period("What happened last week?")).toEqual(["2026-11-16T00:00:00.000Z", "2026-11-23T00:00:00.000Z"])
+    expect(period("anything this week?")).toEqual(["2026-11-23T00:00:00.000Z", "2026-11-30T00:00:00.000Z"])
+    expect(period("What did we do yesterday?")).toEqual(["2026-11-22T00:00:00.000Z", "2026-11-23T00:00:00.000Z"])
+    expect(period("What happened last month?")).toEqual(["2026-10-01T00:00:00.000Z", "2026-11-01T00:00:00.000Z"])
+    expect(period("What happened last year?")).toEqual(["2025-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"])
+  })
 })
