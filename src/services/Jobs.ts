@@ -105,6 +105,7 @@ export class Jobs extends Context.Service<Jobs, {
       const claimOne = SqlSchema.findOneOption({
         Request: Schema.Struct({ worker: Schema.String, lease: Schema.Int }),
         Result: JobRow,
+        // Fair between owners: the owner with the fewest live jobs goes first, then the oldest job.
         execute: ({ worker, lease }) =>
           sql`
             UPDATE jobs SET
@@ -115,12 +116,17 @@ export class Jobs extends Context.Service<Jobs, {
               started_at = coalesce(started_at, now()),
               updated_at = now()
             WHERE id = (
-              SELECT id FROM jobs
-              WHERE (status = 'queued' AND run_after <= now())
-                 OR (status = 'running' AND lease_expires_at < now())
-              ORDER BY run_after, created_at
-              FOR UPDATE SKIP LOCKED
+              WITH busy AS (
+                SELECT coalesce(owner_id, '') AS owner, count(*) AS running FROM jobs
+                WHERE status = 'running' AND lease_expires_at >= now()
+                GROUP BY coalesce(owner_id, '')
+              )
+              SELECT j.id FROM jobs j LEFT JOIN busy b ON b.owner = coalesce(j.owner_id, '')
+              WHERE (j.status = 'queued' AND j.run_after <= now())
+                 OR (j.status = 'running' AND j.lease_expires_at < now())
+              ORDER BY coalesce(b.running, 0), j.run_after, j.created_at, j.id
               LIMIT 1
+              FOR UPDATE OF j SKIP LOCKED
             )
             RETURNING *`
       })
