@@ -1,7 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
 import { Jobs } from "../../src/services/Jobs.ts"
+import { Lifecycle } from "../../src/services/Lifecycle.ts"
+import { Pipeline } from "../../src/services/Pipeline.ts"
 import { login, request } from "../support/http.ts"
+import { createSource, ingestText } from "../support/ingest.ts"
 import { engines, freshSettings, serverLayer, TestServer } from "../support/server.ts"
 
 /** A server without workers, with its services in context, so the test drives the queue itself. */
@@ -44,3 +47,42 @@ describe("job claiming", () => {
   }
 })
 
+describe("job attempts and progress", () => {
+  for (const engine of engines) {
+    it.live(`a pause and resume is no failed attempt, and progress reaches its total (${engine})`, () =>
+      withQueue(
+        Effect.gen(function*() {
+          const { url } = yield* TestServer
+          const jobs = yield* Jobs
+          const pipeline = yield* Pipeline
+          const lifecycle = yield* Lifecycle
+          const token = yield* login(url, "Pauser")
+          const sourceId = yield* createSource(url, token)
+          const accepted = yield* ingestText(url, token, sourceId, "Plan", "# Plan\n\nShip it.\n\n## Risks\n\nNone.")
+          const base = `/api/v1/sources/${sourceId}/documents/${accepted.body.id}`
+          const jobOf = () => request(url, `/api/v1/jobs/${accepted.body.job_id}`, { token }).pipe(Effect.map((r) => r.body))
+          const claimed = Option.getOrThrow(yield* jobs.claim("worker-1", 60))
+          assert.strictEqual(claimed.id, accepted.body.job_id)
+          assert.strictEqual((yield* request(url, `${base}/pause`, { method: "POST", token })).status, 200)
+          const paused = yield* Effect.exit(pipeline.run(claimed))
+          assert.deepStrictEqual(paused, Exit.succeed("paused"))
+          yield* lifecycle.settle(claimed, paused)
+          assert.strictEqual((yield* jobOf()).status, "paused")
+          assert.strictEqual((yield* request(url, `${base}/resume`, { method: "POST", token })).status, 200)
+          assert.strictEqual((yield* jobOf()).status, "queued")
+          const again = Option.getOrThrow(yield* jobs.claim("worker-1", 60))
+          assert.strictEqual(again.attempts, 0, "claiming again after a pause is not a failed attempt")
+          yield* lifecycle.settle(again, yield* Effect.exit(pipeline.run(again)))
+          const job = yield* jobOf()
+          assert.strictEqual(job.status, "succeeded")
+          assert.strictEqual(job.attempts, 0)
+          assert.strictEqual(job.progress.total, 3 * 2, "three steps (extract, embed, index) for each of 2 chunks")
+          assert.strictEqual(job.progress.done, job.progress.total)
+          const document = yield* request(url, base, { token })
+          assert.strictEqual(document.body.status, "ready")
+          assert.strictEqual(document.body.chunk_count, 2)
+        }),
+        engine
+      ))
+  }
+})
