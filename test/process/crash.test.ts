@@ -5,6 +5,7 @@ import { fixtureModelDir } from "../support/datasets.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, upload } from "../support/ingest.ts"
 import { exitCode, listeningUrl, spawnEngram } from "../support/process.ts"
+import { crashAt, ingestionTransitions } from "../support/crash.ts"
 
 const words = ["river", "engine", "ledger", "orbit", "harvest", "signal", "canvas", "meadow", "quartz", "lantern"]
 
@@ -74,5 +75,25 @@ for (const engine of ["pglite", "postgres"] as const) {
         assert.strictEqual(source.body.chunk_count, documents.reduce((sum, d) => sum + d.chunk_count, 0))
         assert.strictEqual(source.body.status, "ready")
       }).pipe(Effect.scoped))
+  })
+}
+
+for (const engine of ["pglite", "postgres"] as const) {
+  describe(`kill -9 at every transition (${engine})`, () => {
+    for (const transition of ingestionTransitions) {
+      it.live(`killed right after "${transition}" commits: the document becomes ready once and its job succeeds`, () =>
+        Effect.gen(function*() {
+          const outcome = yield* crashAt(engine, transition)
+          assert.isTrue(outcome.killed, "the hook killed the process at the transition")
+          assert.strictEqual(outcome.documentStatus, "ready")
+          assert.strictEqual(outcome.jobStatus, "succeeded", "the job agrees with its document")
+          assert.isTrue(outcome.jobFinished)
+          assert.strictEqual(outcome.stuckJobs, 0)
+          assert.isAbove(outcome.chunkCount, 0)
+          assert.deepStrictEqual(outcome.progress, { done: outcome.chunkCount * 3, total: outcome.chunkCount * 3 })
+          assert.isTrue(outcome.chunksExact, "no duplicated or left-over chunk")
+          assert.isTrue(outcome.readyOnce, "the document entered the searchable set exactly once")
+        }), 120_000)
+    }
   })
 }
