@@ -1,6 +1,6 @@
 import { Effect, Exit } from "effect"
 import { login, request } from "./http.ts"
-import { createSource, ingestText, waitForDocument } from "./ingest.ts"
+import { createSource, ingestText, upload, waitForDocument } from "./ingest.ts"
 import { spawnEngram, exitCode, listeningUrl } from "./process.ts"
 import { defaultSettings, type Engine, scratchDatabase, scratchDir, withServer } from "./server.ts"
 
@@ -65,7 +65,7 @@ export const crashAt = (engine: Engine, transition: string) =>
       ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl })
     }
     const first = yield* spawnEngram({ ...env, ENGRAM_TEST_CRASH_AFTER: transition })
-    const firstUrl = yield* listeningUrl(first)
+    const firstUrl = yield* listeningUrl(first, 90_000)
     const token = yield* login(firstUrl, "Crashy")
     const sourceId = yield* createSource(firstUrl, token)
     // The "queue" hook kills the process before it answers: the request fails, the document must still exist.
@@ -76,7 +76,7 @@ export const crashAt = (engine: Engine, transition: string) =>
     yield* exitCode(first)
 
     const second = yield* spawnEngram(env)
-    const url = yield* listeningUrl(second)
+    const url = yield* listeningUrl(second, 90_000)
     const listed = yield* request(url, `/api/v1/sources/${sourceId}/documents`, { token })
     const found = listed.body.items[0] as { id: string } | undefined
     const document = found === undefined
@@ -120,4 +120,124 @@ export const crashAt = (engine: Engine, transition: string) =>
       readyOnce: stored.counted === ordinals.length,
       stuckJobs: stored.stuck
     } satisfies CrashOutcome
+  }).pipe(Effect.scoped)
+
+/** Transitions a user or a failure triggers, each with what document and job must end as after the restart. */
+export const actionTransitions = {
+  pause: { document: "ready", job: "succeeded" },
+  resume: { document: "ready", job: "succeeded" },
+  reprocess: { document: "ready", job: "succeeded" },
+  fail: { document: "failed", job: "failed" },
+  remove: { document: "deleted", job: "cancelled" }
+} as const
+
+export interface ActionCrashOutcome {
+  readonly transition: keyof typeof actionTransitions
+  readonly killed: boolean
+  /** Document and job status right after the restart, before anything else is asked of the service. */
+  readonly afterRestart: { readonly document: string; readonly job: string | null }
+  readonly documentStatus: string
+  readonly jobStatus: string | null
+  readonly jobFinished: boolean
+  readonly chunksExact: boolean
+  readonly readyOnce: boolean
+  readonly stuckJobs: number
+}
+
+/**
+ * Like crashAt, for the transitions of user actions and failures: pause and resume (of a queued document),
+ * reprocess (of a ready one), remove, and fail (an upload that can never parse). After the restart the document
+ * and its job must agree at once, and, the paused document resumed, end as `actionTransitions` says.
+ */
+export const crashAtAction = (engine: Engine, transition: keyof typeof actionTransitions) =>
+  Effect.gen(function*() {
+    const dataDir = yield* scratchDir
+    const databaseUrl = engine === "postgres" ? (yield* scratchDatabase).url : undefined
+    const env = {
+      ENGRAM_DATA_DIR: dataDir,
+      ENGRAM_HOST: "127.0.0.1",
+      ENGRAM_PORT: "0",
+      ENGRAM_JOB_LEASE_SECONDS: "2",
+      ENGRAM_CHUNK_TOKENS: "64",
+      ENGRAM_WORKER_CONCURRENCY: "1",
+      ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl })
+    }
+    // Pause and resume act on a queued document: without workers it stays queued until the restart.
+    const idle = transition === "pause" || transition === "resume" || transition === "remove"
+    const first = yield* spawnEngram({
+      ...env,
+      ENGRAM_TEST_CRASH_AFTER: transition,
+      ...(idle ? { ENGRAM_WORKER_CONCURRENCY: "0" } : {})
+    })
+    const firstUrl = yield* listeningUrl(first, 90_000)
+    const token = yield* login(firstUrl, "Crashy")
+    const sourceId = yield* createSource(firstUrl, token)
+    const accepted = transition === "fail"
+      ? yield* upload(firstUrl, token, sourceId, [{ name: "broken.pdf", bytes: new TextEncoder().encode("%PDF-1.7 nothing") }])
+        .pipe(Effect.map((reply) => reply.body[0] ?? reply.body.documents?.[0]))
+      : (yield* ingestText(firstUrl, token, sourceId, "Plan", text)).body
+    const documentId = accepted.id as string
+    const base = `/api/v1/sources/${sourceId}/documents/${documentId}`
+    const act = (action: string) => Effect.exit(request(firstUrl, `${base}/${action}`, { method: "POST", token }))
+    if (transition === "pause") yield* act("pause")
+    if (transition === "resume") yield* Effect.andThen(act("pause"), act("resume"))
+    if (transition === "reprocess") {
+      yield* waitForDocument(firstUrl, token, sourceId, documentId)
+      yield* act("reprocess")
+    }
+    if (transition === "remove") yield* Effect.exit(request(firstUrl, base, { method: "DELETE", token }))
+    yield* exitCode(first, 60_000)
+    const killed = first.child.signalCode === "SIGKILL"
+    if (!killed) first.child.kill("SIGKILL")
+    yield* exitCode(first)
+
+    const second = yield* spawnEngram(env)
+    const url = yield* listeningUrl(second, 90_000)
+    const state = Effect.gen(function*() {
+      const document = yield* request(url, base, { token })
+      const jobId = document.status === 200 ? document.body.job_id : accepted.job_id
+      const job = jobId === null ? undefined : (yield* request(url, `/api/v1/jobs/${jobId}`, { token })).body
+      return {
+        document: document.status === 404 ? "deleted" : document.body.status as string,
+        job: job?.status ?? null as string | null,
+        jobFinished: typeof job?.finished_at === "string"
+      }
+    })
+    const afterRestart = yield* state
+    if (afterRestart.document === "paused") yield* request(url, `${base}/resume`, { method: "POST", token })
+    if (afterRestart.document !== "deleted") yield* waitForDocument(url, token, sourceId, documentId)
+    // A finished document's job is settled in the same commit, except a worker's last write of a cancelled run.
+    let final = yield* state
+    for (let i = 0; i < 100 && ["queued", "running", "paused"].includes(final.job ?? ""); i++) {
+      yield* Effect.sleep("100 millis")
+      final = yield* state
+    }
+    const output = final.document === "ready" ? (yield* request(url, `${base}/parse-output`, { token })).body : undefined
+    second.child.kill("SIGTERM")
+    yield* exitCode(second)
+
+    const ordinals: Array<number> = output?.chunks.map((c: { ordinal: number }) => c.ordinal) ?? []
+    const stored = yield* withServer(
+      { ...defaultSettings(dataDir, databaseUrl), workerConcurrency: 0 },
+      ({ sql }) =>
+        Effect.gen(function*() {
+          const [chunks] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM chunks WHERE document_id = ${documentId}`
+          const [counted] = yield* sql<{ n: number }>`
+            SELECT coalesce(sum(chunk_count), 0)::int AS n FROM lexical_stats WHERE source_id = ${sourceId}`
+          const [stuck] = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM jobs WHERE document_id = ${documentId} AND status IN ('queued', 'running', 'paused')`
+          return { chunks: chunks!.n, counted: counted!.n, stuck: stuck!.n }
+        }).pipe(Effect.orDie)
+    )
+    return {
+      transition,
+      killed,
+      afterRestart: { document: afterRestart.document, job: afterRestart.job },
+      documentStatus: final.document,
+      jobStatus: final.job,
+      jobFinished: final.jobFinished,
+      chunksExact: ordinals.every((o, i) => o === i) && stored.chunks === ordinals.length,
+      readyOnce: stored.counted === ordinals.length,
+      stuckJobs: stored.stuck
+    } satisfies ActionCrashOutcome
   }).pipe(Effect.scoped)
