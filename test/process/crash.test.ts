@@ -5,7 +5,7 @@ import { fixtureModelDir } from "../support/datasets.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, upload } from "../support/ingest.ts"
 import { exitCode, listeningUrl, spawnEngram } from "../support/process.ts"
-import { actionTransitions, crashAt, crashAtAction, ingestionTransitions } from "../support/crash.ts"
+import { actionTransitions, agreeing, crashAt, crashAtAction, ingestionTransitions } from "../support/crash.ts"
 
 const words = ["river", "engine", "ledger", "orbit", "harvest", "signal", "canvas", "meadow", "quartz", "lantern"]
 
@@ -96,16 +96,6 @@ for (const engine of ["pglite", "postgres"] as const) {
         }), 120_000)
     }
   })
-}
-
-/** The job statuses that agree with each document status. */
-const agreeing: Record<string, ReadonlyArray<string>> = {
-  queued: ["queued", "running"],
-  processing: ["running", "queued"],
-  paused: ["paused", "running"],
-  ready: ["succeeded"],
-  failed: ["failed"],
-  deleted: ["cancelled"]
 }
 
 for (const engine of ["pglite", "postgres"] as const) {

@@ -241,3 +241,21 @@ export const crashAtAction = (engine: Engine, transition: keyof typeof actionTra
       stuckJobs: stored.stuck
     } satisfies ActionCrashOutcome
   }).pipe(Effect.scoped)
+
+/** The job statuses that agree with each document status (a running job may not have seen a pause yet). */
+export const agreeing: Record<string, ReadonlyArray<string>> = {
+  queued: ["queued", "running"],
+  processing: ["running", "queued"],
+  paused: ["paused", "running"],
+  ready: ["succeeded"],
+  failed: ["failed"],
+  deleted: ["cancelled"]
+}
+
+/** Agreeing at restart, and ending as the action's transition says, with nothing duplicated or stuck. */
+export const actionConsistent = (outcome: ActionCrashOutcome) => {
+  const expected = actionTransitions[outcome.transition]
+  return (agreeing[outcome.afterRestart.document] ?? []).includes(outcome.afterRestart.job ?? "") &&
+    outcome.documentStatus === expected.document && outcome.jobStatus === expected.job && outcome.jobFinished &&
+    outcome.stuckJobs === 0 && outcome.chunksExact && outcome.readyOnce
+}
