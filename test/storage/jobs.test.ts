@@ -8,9 +8,9 @@ import { createSource, ingestText } from "../support/ingest.ts"
 import { engines, freshSettings, serverLayer, TestServer } from "../support/server.ts"
 
 /** A server without workers, with its services in context, so the test drives the queue itself. */
-const withQueue = <A, E, R>(use: Effect.Effect<A, E, R>, engine: (typeof engines)[number]) =>
+const withQueue = <A, E, R>(use: Effect.Effect<A, E, R>, engine: (typeof engines)[number], jobMaxAttempts = 3) =>
   Effect.gen(function*() {
-    const settings = yield* freshSettings(engine, { workerConcurrency: 0 })
+    const settings = yield* freshSettings(engine, { workerConcurrency: 0, jobMaxAttempts })
     const context = yield* Layer.build(serverLayer(settings))
     return yield* use.pipe(Effect.provide(context))
   }).pipe(Effect.scoped)
@@ -81,6 +81,52 @@ describe("job attempts and progress", () => {
           const document = yield* request(url, base, { token })
           assert.strictEqual(document.body.status, "ready")
           assert.strictEqual(document.body.chunk_count, 2)
+        }),
+        engine
+      ))
+  }
+})
+
+describe("job failures", () => {
+  for (const engine of engines) {
+    it.live(`failures count as attempts: retried, then the job and its document fail together (${engine})`, () =>
+      withQueue(
+        Effect.gen(function*() {
+          const { url, sql } = yield* TestServer
+          const jobs = yield* Jobs
+          const lifecycle = yield* Lifecycle
+          const token = yield* login(url, "Unlucky")
+          const sourceId = yield* createSource(url, token)
+          const accepted = yield* ingestText(url, token, sourceId, "Plan", "Ship it on Friday.")
+          const base = `/api/v1/sources/${sourceId}/documents/${accepted.body.id}`
+          const jobOf = () => request(url, `/api/v1/jobs/${accepted.body.job_id}`, { token }).pipe(Effect.map((r) => r.body))
+          const transient = Exit.fail({ code: "embedding_failed", message: "the model server is down", stage: "embed", permanent: false })
+
+          // A lapsed lease is a worker that died: taking the job back counts as a failed attempt.
+          const lapsed = Option.getOrThrow(yield* jobs.claim("worker-1", 0))
+          assert.strictEqual(lapsed.attempts, 0)
+          yield* sql`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = ${lapsed.id}`
+          const taken = Option.getOrThrow(yield* jobs.claim("worker-2", 60))
+          assert.strictEqual(taken.attempts, 1)
+          yield* lifecycle.settle(lapsed, transient)
+          assert.strictEqual((yield* jobOf()).status, "running", "only the worker holding the lease settles the job")
+
+          yield* lifecycle.settle(taken, transient)
+          const retried = yield* jobOf()
+          assert.deepStrictEqual([retried.status, retried.attempts, retried.error?.code], ["queued", 2, "embedding_failed"])
+          assert.strictEqual((yield* request(url, base, { token })).body.status, "queued")
+
+          yield* sql`UPDATE jobs SET run_after = now() WHERE id = ${taken.id}`
+          const last = Option.getOrThrow(yield* jobs.claim("worker-1", 60))
+          assert.strictEqual(last.attempts, 2)
+          yield* lifecycle.settle(last, transient)
+          const failed = yield* jobOf()
+          assert.deepStrictEqual([failed.status, failed.attempts], ["failed", 3])
+          assert.isString(failed.finished_at)
+          const document = (yield* request(url, base, { token })).body
+          assert.strictEqual(document.status, "failed")
+          assert.strictEqual(document.error.code, "embedding_failed")
+          assert.match(document.error.message, /gave up after 3 attempts/)
         }),
         engine
       ))
