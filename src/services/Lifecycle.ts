@@ -295,7 +295,10 @@ export class Lifecycle extends Context.Service<Lifecycle, {
         ))
 
       /** Why a job may not go on with its document: superseded or gone, paused, or already activated. */
-      const stopReason = (job: JobRow, document: { readonly status: DocumentStatus; readonly job_id: string | null } | undefined): Outcome | undefined => {
+      const stopReason = (
+        job: JobRow,
+        document: { readonly status: DocumentStatus; readonly job_id: string | null } | undefined
+      ): Outcome | undefined => {
         if (document === undefined || document.job_id !== job.id || document.status === "failed") return "cancelled"
         if (document.status === "ready") return "done"
         if (document.status === "paused") return "paused"
