@@ -27,6 +27,7 @@ import { GraphSearch } from "./services/GraphSearch.ts"
 import { IngestThreads } from "./services/IngestThreads.ts"
 import { Jobs } from "./services/Jobs.ts"
 import { LexicalIndex } from "./services/LexicalIndex.ts"
+import { Lifecycle } from "./services/Lifecycle.ts"
 import { LlmClient } from "./services/LlmClient.ts"
 import { Pipeline } from "./services/Pipeline.ts"
 import { Reranker } from "./services/Reranker.ts"
@@ -39,7 +40,11 @@ import { IndexReconciler, Workers } from "./services/Workers.ts"
 import { Settings } from "./services/Settings.ts"
 import { Users } from "./services/Users.ts"
 
-const Ingestion = Syncs.layer.pipe(Layer.provideMerge(Documents.layer), Layer.provideMerge(Sources.layer))
+const Ingestion = Syncs.layer.pipe(
+  Layer.provideMerge(Documents.layer),
+  Layer.provideMerge(Sources.layer),
+  Layer.provideMerge(Lifecycle.layer)
+)
 
 const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.layer).pipe(
   Layer.provideMerge(Pipeline.layer),

@@ -20,6 +20,7 @@ import {
 } from "../domain/Agent.ts"
 import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import type { UserId } from "../domain/User.ts"
+import { ownedSources as checkOwnedSources } from "./SourceAccess.ts"
 
 export type AgentsError =
   | { readonly _tag: "AgentNotFound" }
@@ -280,16 +281,10 @@ export class Agents extends Context.Service<Agents, {
       )
 
       /** The distinct requested ids, sorted, once each is a source of `owner` (locked against deletion). */
-      const ownedSources = Effect.fn("Agents.ownedSources")(function*(owner: UserId, requested: ReadonlyArray<string>) {
-        const unique = [...new Set(requested)].sort()
-        if (unique.length === 0) return unique
-        const rows = yield* sql<{ id: string }>`
-          SELECT id FROM sources WHERE owner_id = ${owner} AND id IN ${sql.in(unique)} FOR SHARE`.pipe(Effect.orDie)
-        const owned = new Set(rows.map((row) => row.id))
-        const missing = unique.find((id) => !owned.has(id))
-        if (missing !== undefined) return yield* fail({ _tag: "SourceNotFound", sourceId: missing })
-        return unique
-      })
+      const ownedSources = Effect.fn("Agents.ownedSources")((owner: UserId, requested: ReadonlyArray<string>) =>
+        checkOwnedSources(sql, owner, [...requested].sort(), { lock: true }).pipe(
+          Effect.catchTag("SourceNotOwned", ({ sourceId }) => fail({ _tag: "SourceNotFound", sourceId }))
+        ))
 
       const replaceBindings = Effect.fn("Agents.replaceBindings")(
         function*(agentId: string, sourceIds: ReadonlyArray<string>) {

@@ -8,10 +8,8 @@ import { SourceId } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 import type { Block } from "../ingest/Parsed.ts"
 import { detectFormat, type Format, mimeTypes } from "../ingest/parse/index.ts"
-import { Erasure } from "./Erasure.ts"
 import { Jobs } from "./Jobs.ts"
-import { Graph } from "./Graph.ts"
-import { LexicalIndex } from "./LexicalIndex.ts"
+import { allowedFrom, type DocumentContent, Lifecycle } from "./Lifecycle.ts"
 import { Sources, type SourcesFailure } from "./Sources.ts"
 
 export type DocumentsError =
@@ -124,13 +122,7 @@ const toChunkOut = ({ position: _, ...row }: typeof ChunkRow.Type) =>
 
 export const decodeChunks = Schema.decodeUnknownEffect(Schema.Array(ChunkRow))
 
-/** Actions and the states they are allowed from; anything else is a 409 that says why. */
-const allowedFrom: Record<"pause" | "resume" | "reprocess", ReadonlyArray<DocumentStatus>> = {
-  pause: ["queued", "processing"],
-  resume: ["paused"],
-  reprocess: ["ready", "failed"]
-}
-
+/** An action refused from the document's status (see Lifecycle's allowedFrom) is a 409 that says why. */
 const whyNot = (action: keyof typeof allowedFrom, status: DocumentStatus) => {
   switch (action) {
     case "pause":
@@ -213,9 +205,7 @@ export class Documents extends Context.Service<Documents, {
       const sql = yield* SqlClient.SqlClient
       const sources = yield* Sources
       const jobs = yield* Jobs
-      const lexical = yield* LexicalIndex
-      const graph = yield* Graph
-      const erasure = yield* Erasure
+      const lifecycle = yield* Lifecycle
 
       const selectDocuments = (where: Statement.Fragment) =>
         sql`
@@ -238,45 +228,27 @@ export class Documents extends Context.Service<Documents, {
         return toDocumentOut(yield* find(sourceId, documentId))
       })
 
-      /** A version number no derived row of the document uses yet, for a reprocessing job to build. */
-      const nextVersion = (documentId: string) =>
-        sql<{ next: number }>`
-          SELECT coalesce(max(version), 0) + 1 AS next FROM (
-            SELECT version FROM chunks WHERE document_id = ${documentId}
-            UNION ALL SELECT version FROM document_parses WHERE document_id = ${documentId}
-            UNION ALL SELECT coalesce(active_version, 0) FROM documents WHERE id = ${documentId}
-          ) v`.pipe(Effect.map((rows) => rows[0]!.next))
+      const contentOf = (document: NewDocument): DocumentContent => ({
+        title: document.title,
+        kind: document.kind,
+        format: document.format,
+        mimeType: mimeTypes[document.format],
+        bytes: document.bytes,
+        contentHash: sha256(document.bytes),
+        date: document.date === undefined ? null : new Date(document.date)
+      })
 
-      /** One transaction: the document, its original bytes and its job, or the existing duplicate. */
+      /** The document queued with its job, or the existing document with the same bytes. */
       const store = (sourceId: string, ownerId: string, document: NewDocument, key: string | null = null) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const hash = sha256(document.bytes)
-          const inserted = yield* sql<{ id: string }>`
-            INSERT INTO documents
-              (source_id, title, kind, format, mime_type, size_bytes, content_hash, external_key, status, stage,
-                document_date)
-            VALUES (${sourceId}, ${document.title}, ${document.kind}, ${document.format}, ${mimeTypes[document.format]},
-              ${document.bytes.length}, ${hash}, ${key}, 'queued', 'parse',
-              ${document.date === undefined ? null : new Date(document.date)})
-            ON CONFLICT (source_id, content_hash) DO NOTHING
-            RETURNING id`
-          if (inserted[0] === undefined) {
-            const [existing] = yield* selectDocuments(sql`d.source_id = ${sourceId} AND d.content_hash = ${hash}`)
-            return { row: existing!, duplicate: true }
-          }
-          const id = inserted[0].id
-          yield* sql`INSERT INTO document_originals (document_id, content) VALUES (${id}, ${document.bytes})`
-          const job = yield* jobs.enqueue({
-            ownerId,
-            kind: "ingest",
-            sourceId,
-            documentId: id,
-            documentVersion: 1
+        Effect.gen(function*() {
+          const content = contentOf(document)
+          const queued = yield* lifecycle.queue({ ownerId, sourceId, content, externalKey: key })
+          const [row] = yield* Option.match(queued, {
+            onNone: () => selectDocuments(sql`d.source_id = ${sourceId} AND d.content_hash = ${content.contentHash}`),
+            onSome: (id) => selectDocuments(sql`d.id = ${id}`)
           })
-          yield* sql`UPDATE documents SET job_id = ${job.id} WHERE id = ${id}`
-          const [row] = yield* selectDocuments(sql`d.id = ${id}`)
-          return { row: row!, duplicate: false }
-        })).pipe(Effect.orDie)
+          return { row: row!, duplicate: Option.isNone(queued) }
+        })
 
       const add = Effect.fn("Documents.add")(function*(owner: UserId, sourceId: string, document: NewDocument) {
         yield* sources.owned(owner, sourceId)
@@ -364,66 +336,24 @@ export class Documents extends Context.Service<Documents, {
         action: "pause" | "resume" | "reprocess"
       ) {
         yield* sources.owned(owner, sourceId)
-        const changed = yield* sql.withTransaction(Effect.gen(function*() {
-          const [current] = yield* sql<{ status: DocumentStatus; job_id: string | null; active_version: number | null }>`
-            SELECT status, job_id, active_version FROM documents
-            WHERE id = ${documentId} AND source_id = ${sourceId} FOR UPDATE`
-          if (current === undefined) return { _tag: "missing" as const }
-          if (!allowedFrom[action].includes(current.status)) {
-            return { _tag: "refused" as const, message: whyNot(action, current.status) }
-          }
-          if (action === "pause") {
-            yield* sql`UPDATE documents SET status = 'paused', updated_at = now() WHERE id = ${documentId}`
-            if (current.job_id !== null) {
-              yield* sql`UPDATE jobs SET status = 'paused', updated_at = now()
-                WHERE id = ${current.job_id} AND status = 'queued'`
-            }
-          } else if (action === "resume") {
-            yield* sql`UPDATE documents SET status = 'queued', updated_at = now() WHERE id = ${documentId}`
-            if (current.job_id !== null) {
-              yield* sql`UPDATE jobs SET status = 'queued', run_after = now(), updated_at = now()
-                WHERE id = ${current.job_id} AND status IN ('paused', 'running')`
-            }
-          } else {
-            if (current.status === "ready") yield* lexical.count(documentId, -1)
-            const next = yield* nextVersion(documentId)
-            const job = yield* jobs.enqueue({
-              ownerId: owner,
-              kind: "reprocess",
-              sourceId,
-              documentId,
-              documentVersion: next
-            })
-            yield* sql`UPDATE documents SET status = 'queued', stage = 'parse', job_id = ${job.id},
-              error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
-              WHERE id = ${documentId}`
-          }
-          return { _tag: "done" as const }
-        })).pipe(Effect.orDie)
+        const changed = action === "pause"
+          ? yield* lifecycle.pause(sourceId, documentId)
+          : action === "resume"
+          ? yield* lifecycle.resume(sourceId, documentId)
+          : yield* lifecycle.reprocess(owner, sourceId, documentId)
         if (changed._tag === "missing") return yield* fail({ _tag: "DocumentNotFound" })
-        if (changed._tag === "refused") return yield* fail({ _tag: "ActionNotAllowed", message: changed.message })
+        if (changed._tag === "refused") {
+          return yield* fail({ _tag: "ActionNotAllowed", message: whyNot(action, changed.status) })
+        }
         if (action !== "pause") yield* jobs.wake
         return toDocumentOut(yield* find(sourceId, documentId))
       })
 
       const remove = Effect.fn("Documents.remove")(function*(owner: UserId, sourceId: string, documentId: string) {
         yield* sources.owned(owner, sourceId)
-        const removed = yield* sql.withTransaction(Effect.gen(function*() {
-          const [row] = yield* sql<{ chunks: number; status: DocumentStatus }>`
-            SELECT (SELECT count(*) FROM chunks WHERE document_id = ${documentId})::int AS chunks, status
-            FROM documents WHERE id = ${documentId} AND source_id = ${sourceId} FOR UPDATE`
-          if (row === undefined) return Option.none()
-          if (row.status === "ready") yield* lexical.count(documentId, -1)
-          yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), updated_at = now(),
-            lease_owner = NULL, lease_expires_at = NULL
-            WHERE document_id = ${documentId} AND status IN ('queued', 'running', 'paused')`
-          yield* graph.removeDocument(documentId)
-          yield* erasure.forgetDocuments([documentId])
-          yield* sql`DELETE FROM documents WHERE id = ${documentId}`
-          return Option.some({ chunks: row.chunks })
-        })).pipe(Effect.orDie)
-        if (Option.isNone(removed)) return yield* fail({ _tag: "DocumentNotFound" })
-        return removed.value
+        const removed = yield* lifecycle.remove(sourceId, [documentId])
+        if (removed.documents === 0) return yield* fail({ _tag: "DocumentNotFound" })
+        return { chunks: removed.chunks }
       })
 
       const chunks = Effect.fn("Documents.chunks")(function*(owner: UserId, sourceId: string, page: {
@@ -460,29 +390,7 @@ export class Documents extends Context.Service<Documents, {
           return duplicate ? "duplicate" as const : "added" as const
         }
         if (existing.content_hash === hash) return "unchanged" as const
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const clash = yield* sql`SELECT 1 FROM documents WHERE source_id = ${sourceId} AND content_hash = ${hash}`
-          if (clash.length > 0) return "duplicate" as const
-          const next = yield* nextVersion(existing.id)
-          yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
-            WHERE document_id = ${existing.id} AND status IN ('queued', 'paused')`
-          if (existing.status === "ready") yield* lexical.count(existing.id, -1)
-          yield* sql`UPDATE document_originals SET content = ${item.bytes} WHERE document_id = ${existing.id}`
-          const job = yield* jobs.enqueue({
-            ownerId,
-            kind: "reprocess",
-            sourceId,
-            documentId: existing.id,
-            documentVersion: next
-          })
-          yield* sql`UPDATE documents SET title = ${item.title}, format = ${item.format},
-              mime_type = ${mimeTypes[item.format]}, size_bytes = ${item.bytes.length}, content_hash = ${hash},
-              document_date = ${item.date === undefined ? null : new Date(item.date)},
-              status = 'queued', stage = 'parse', job_id = ${job.id},
-              error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
-            WHERE id = ${existing.id}`
-          return "updated" as const
-        })).pipe(Effect.orDie)
+        return yield* lifecycle.replace(ownerId, sourceId, existing.id, contentOf(item))
       })
 
       const removeMissing = Effect.fn("Documents.removeMissing")(function*(sourceId: string, keys: ReadonlyArray<string>) {
@@ -493,14 +401,7 @@ export class Documents extends Context.Service<Documents, {
         const vanished = gone.filter((row) => !keep.has(row.external_key))
         const ids = vanished.map((row) => row.id)
         if (ids.length === 0) return 0
-        yield* sql.withTransaction(Effect.gen(function*() {
-          for (const row of vanished) if (row.status === "ready") yield* lexical.count(row.id, -1)
-          yield* sql`UPDATE jobs SET status = 'cancelled', finished_at = now(), lease_owner = NULL, updated_at = now()
-            WHERE document_id IN ${sql.in(ids)} AND status IN ('queued', 'running', 'paused')`
-          for (const id of ids) yield* graph.removeDocument(id)
-          yield* erasure.forgetDocuments(ids)
-          yield* sql`DELETE FROM documents WHERE id IN ${sql.in(ids)}`
-        })).pipe(Effect.orDie)
+        yield* lifecycle.remove(sourceId, ids)
         return ids.length
       })
 
@@ -518,5 +419,5 @@ export class Documents extends Context.Service<Documents, {
         chunks
       })
     })
-  ).pipe(Layer.provide(Erasure.layer))
+  )
 }

@@ -18,6 +18,8 @@ import type { UserId } from "../domain/User.ts"
 import { entityKinds, type ExtractedEntity, type Extraction } from "../extract/Extraction.ts"
 import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName, personForShortForm, shortFormOf } from "../extract/resolve.ts"
 import type { Issue } from "./Sources.ts"
+import { searchable } from "./Searchable.ts"
+import { ownedSources } from "./SourceAccess.ts"
 
 export type GraphError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId?: string }
@@ -317,11 +319,11 @@ export class Graph extends Context.Service<Graph, {
       const sql = yield* SqlClient.SqlClient
 
       const visibleEvent = () =>
-        sql`JOIN documents d ON d.id = ev.document_id AND d.active_version = ev.version AND d.status = 'ready'`
+        sql`JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}`
 
       const visibleEntity = () =>
         sql`EXISTS (SELECT 1 FROM entity_mentions vm
-          JOIN documents vd ON vd.id = vm.document_id AND vd.active_version = vm.version AND vd.status = 'ready'
+          JOIN documents vd ON vd.id = vm.document_id AND ${searchable(sql, "vd", "vm.version")}
           WHERE vm.entity_id = e.id)`
 
       /**
@@ -548,9 +550,9 @@ export class Graph extends Context.Service<Graph, {
       })
 
       const ownedSource = (owner: UserId, sourceId: string) =>
-        sql<{ id: string }>`SELECT id FROM sources WHERE id = ${sourceId} AND owner_id = ${owner}`.pipe(
-          Effect.orDie,
-          Effect.flatMap((rows) => rows.length === 0 ? fail({ _tag: "SourceNotFound" }) : Effect.void)
+        ownedSources(sql, owner, [sourceId]).pipe(
+          Effect.catchTag("SourceNotOwned", () => fail({ _tag: "SourceNotFound" })),
+          Effect.asVoid
         )
 
       const selectEntities = (where: Statement.Fragment) =>
@@ -743,7 +745,7 @@ export class Graph extends Context.Service<Graph, {
           SELECT m.chunk_id, c.document_id, c.ordinal, c.text, m.count
           FROM entity_mentions m
           JOIN chunks c ON c.id = m.chunk_id
-          JOIN documents d ON d.id = m.document_id AND d.active_version = m.version AND d.status = 'ready'
+          JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
           WHERE m.entity_id = ${entityId}
           ORDER BY m.count DESC, d.created_at, c.document_id, c.ordinal
           LIMIT ${maxEntityChunks}`.pipe(Effect.orDie)
@@ -805,11 +807,7 @@ export class Graph extends Context.Service<Graph, {
 
       /** The sources the graph spans: the requested ones, all owned (else SourceNotFound), or every owned one. */
       const graphSources = Effect.fnUntraced(function*(owner: UserId, requested: ReadonlyArray<string> | undefined) {
-        if (requested === undefined) {
-          const rows = yield* sql<{ id: string }>`SELECT id FROM sources WHERE owner_id = ${owner} ORDER BY id`
-            .pipe(Effect.orDie)
-          return rows.map((row) => row.id)
-        }
+        if (requested === undefined) return [...yield* ownedSources(sql, owner, undefined).pipe(Effect.orDie)].sort()
         const ids = [...new Set(requested.flatMap((part) => part.split(",")).map((id) => id.trim()))]
           .filter((id) => id.length > 0)
         if (ids.length === 0 || ids.length > maxGraphSources) {
@@ -818,11 +816,9 @@ export class Graph extends Context.Service<Graph, {
             issues: [{ path: "query.source_ids", message: `must name 1 to ${maxGraphSources} sources` }]
           })
         }
-        const owned = yield* sql<{ id: string }>`
-          SELECT id FROM sources WHERE owner_id = ${owner} AND id = ANY(${ids}::text[])`.pipe(Effect.orDie)
-        const found = new Set(owned.map((row) => row.id))
-        const missing = ids.find((id) => !found.has(id))
-        if (missing !== undefined) return yield* fail({ _tag: "SourceNotFound", sourceId: missing })
+        yield* ownedSources(sql, owner, ids).pipe(
+          Effect.catchTag("SourceNotOwned", ({ sourceId }) => fail({ _tag: "SourceNotFound", sourceId }))
+        )
         return ids.sort()
       })
 

@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { editDistance, fuzzLimit, queryCues, type QueryCues } from "../retrieval/queryGraph.ts"
+import { searchable } from "./Searchable.ts"
 
 export interface GraphHit {
   readonly chunkId: string
@@ -115,7 +116,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             CROSS JOIN LATERAL (
               SELECT count(DISTINCT m.document_id)::int AS documents, count(DISTINCT m.chunk_id)::int AS chunks
               FROM entity_mentions m
-              JOIN documents d ON d.id = m.document_id AND d.active_version = m.version AND d.status = 'ready'
+              JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
               WHERE m.entity_id = e.id
             ) seen
             WHERE e.id = ANY(${entityIds}::text[]) AND seen.documents > 0`
@@ -144,7 +145,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
           FROM unnest(${entityIds}::text[]) WITH ORDINALITY AS q (entity_id, position)
           JOIN event_participants p ON p.entity_id = q.entity_id
           JOIN events e ON e.id = p.event_id
-          JOIN documents d ON d.id = e.document_id AND d.active_version = e.version AND d.status = 'ready'
+          JOIN documents d ON d.id = e.document_id AND ${searchable(sql, "d", "e.version")}
           JOIN event_chunks c ON c.event_id = e.id
           ORDER BY q.position, e.id, c.chunk_id
           LIMIT ${maxEvents * 4}`
@@ -163,7 +164,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
           const [event] = yield* sql<{ time_start: Date; time_end: Date | null }>`
             SELECT e.time_start, e.time_end
             FROM events e
-            JOIN documents d ON d.id = e.document_id AND d.active_version = e.version AND d.status = 'ready'
+            JOIN documents d ON d.id = e.document_id AND ${searchable(sql, "d", "e.version")}
             WHERE e.source_id IN ${sql.in(sourceIds)} AND e.kind = ANY(${anchor.kinds}::text[])
               AND e.time_start IS NOT NULL
             ORDER BY EXISTS (
@@ -228,7 +229,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             const timed = yield* sql<EventRow>`
               SELECT e.id AS event_id, '' AS entity_id, c.chunk_id, e.time_start, e.time_end
               FROM events e
-              JOIN documents d ON d.id = e.document_id AND d.active_version = e.version AND d.status = 'ready'
+              JOIN documents d ON d.id = e.document_id AND ${searchable(sql, "d", "e.version")}
               JOIN event_chunks c ON c.event_id = e.id
               WHERE e.source_id IN ${sql.in(sourceIds)} AND e.time_start IS NOT NULL
                 ${to === null ? sql`` : sql`AND e.time_start < ${to}`}

@@ -15,6 +15,7 @@ export const JobRow = Schema.Struct({
   progress_done: Schema.Int,
   progress_total: Schema.Int,
   attempts: Schema.Int,
+  lease_owner: Schema.NullOr(Schema.String),
   error_code: Schema.NullOr(Schema.String),
   error_message: Schema.NullOr(Schema.String),
   error_stage: Schema.NullOr(Schema.String),
@@ -53,6 +54,7 @@ export const toJobOut = (row: JobRow) =>
   })
 
 /**
+ * The job-row store. Status changes are the Lifecycle's transitions; this service inserts, claims and renews.
  * Durable jobs: rows claimed with FOR UPDATE SKIP LOCKED under a lease the worker renews. A job whose lease
  * lapses (the process died) is claimed again; its stages are idempotent, so nothing is duplicated.
  */
@@ -67,17 +69,13 @@ export class Jobs extends Context.Service<Jobs, {
   readonly claim: (worker: string, leaseSeconds: number) => Effect.Effect<Option.Option<JobRow>>
   /** Extends the lease; false when the job is no longer this worker's (cancelled, paused, or taken over). */
   readonly renew: (jobId: string, worker: string, leaseSeconds: number) => Effect.Effect<boolean>
+  /** Progress of a running sync or reindex job (a document job's progress moves with its Lifecycle transitions). */
   readonly progress: (jobId: string, update: {
     readonly stage?: string | null
-    readonly completedStage?: string
     readonly done?: number
     readonly total?: number
   }) => Effect.Effect<void>
-  readonly finish: (jobId: string, status: "succeeded" | "failed" | "cancelled", error?: JobFailure) => Effect.Effect<void>
   readonly record: (jobId: string, result: Record<string, unknown>) => Effect.Effect<void>
-  readonly retryLater: (jobId: string, delaySeconds: number, error: JobFailure) => Effect.Effect<void>
-  /** Gives a job back to the queue (graceful shutdown, pause). */
-  readonly release: (jobId: string, status: "queued" | "paused") => Effect.Effect<void>
   readonly find: (jobId: string) => Effect.Effect<Option.Option<JobRow>>
   readonly findForOwner: (jobId: string, ownerId: string) => Effect.Effect<Option.Option<JobRow>>
   /** Wakes idle workers in this process; others poll. */
@@ -105,22 +103,29 @@ export class Jobs extends Context.Service<Jobs, {
       const claimOne = SqlSchema.findOneOption({
         Request: Schema.Struct({ worker: Schema.String, lease: Schema.Int }),
         Result: JobRow,
+        // Fair between owners: the owner with the fewest live jobs goes first, then the oldest job. A job taken
+        // back from a lapsed lease (its worker died) counts as a failed attempt; a handed-back one does not.
         execute: ({ worker, lease }) =>
           sql`
             UPDATE jobs SET
               status = 'running',
               lease_owner = ${worker},
               lease_expires_at = now() + make_interval(secs => ${lease}),
-              attempts = attempts + 1,
+              attempts = attempts + CASE WHEN status = 'running' THEN 1 ELSE 0 END,
               started_at = coalesce(started_at, now()),
               updated_at = now()
             WHERE id = (
-              SELECT id FROM jobs
-              WHERE (status = 'queued' AND run_after <= now())
-                 OR (status = 'running' AND lease_expires_at < now())
-              ORDER BY run_after, created_at
-              FOR UPDATE SKIP LOCKED
+              WITH busy AS (
+                SELECT coalesce(owner_id, '') AS owner, count(*) AS running FROM jobs
+                WHERE status = 'running' AND lease_expires_at >= now()
+                GROUP BY coalesce(owner_id, '')
+              )
+              SELECT j.id FROM jobs j LEFT JOIN busy b ON b.owner = coalesce(j.owner_id, '')
+              WHERE (j.status = 'queued' AND j.run_after <= now())
+                 OR (j.status = 'running' AND j.lease_expires_at < now())
+              ORDER BY coalesce(b.running, 0), j.run_after, j.created_at, j.id
               LIMIT 1
+              FOR UPDATE OF j SKIP LOCKED
             )
             RETURNING *`
       })
@@ -162,47 +167,14 @@ export class Jobs extends Context.Service<Jobs, {
           yield* sql`
             UPDATE jobs SET
               stage = ${update.stage === undefined ? sql`stage` : update.stage},
-              completed_stage = ${update.completedStage === undefined ? sql`completed_stage` : update.completedStage},
               progress_done = ${update.done === undefined ? sql`progress_done` : update.done},
               progress_total = ${update.total === undefined ? sql`progress_total` : update.total},
-              updated_at = now()
-            WHERE id = ${jobId}`.pipe(Effect.orDie)
-        }),
-        finish: Effect.fn("Jobs.finish")(function*(jobId, status, error) {
-          yield* sql`
-            UPDATE jobs SET
-              status = ${status},
-              stage = CASE WHEN ${status} = 'succeeded' THEN NULL ELSE stage END,
-              error_code = ${error?.code ?? null},
-              error_message = ${error?.message ?? null},
-              error_stage = ${error?.stage ?? null},
-              lease_owner = NULL,
-              lease_expires_at = NULL,
-              finished_at = now(),
               updated_at = now()
             WHERE id = ${jobId}`.pipe(Effect.orDie)
         }),
         record: Effect.fn("Jobs.record")(function*(jobId, result) {
           yield* sql`UPDATE jobs SET result = ${JSON.stringify(result)}::jsonb, updated_at = now() WHERE id = ${jobId}`
             .pipe(Effect.orDie)
-        }),
-        retryLater: Effect.fn("Jobs.retryLater")(function*(jobId, delaySeconds, error) {
-          yield* sql`
-            UPDATE jobs SET
-              status = 'queued',
-              run_after = now() + make_interval(secs => ${delaySeconds}),
-              error_code = ${error.code},
-              error_message = ${error.message},
-              error_stage = ${error.stage},
-              lease_owner = NULL,
-              lease_expires_at = NULL,
-              updated_at = now()
-            WHERE id = ${jobId}`.pipe(Effect.orDie)
-        }),
-        release: Effect.fn("Jobs.release")(function*(jobId, status) {
-          yield* sql`
-            UPDATE jobs SET status = ${status}, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-            WHERE id = ${jobId} AND status IN ('queued', 'running', 'paused')`.pipe(Effect.orDie)
         }),
         find: (jobId) => byId(jobId).pipe(Effect.orDie),
         findForOwner: (jobId, ownerId) => byIdForOwner({ id: jobId, owner: ownerId }).pipe(Effect.orDie),

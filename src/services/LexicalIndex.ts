@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { searchable } from "./Searchable.ts"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
 const postingsBatch = 25
@@ -164,10 +165,10 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             LIMIT ${fetch}`.pipe(Effect.orDie)
           const visible = scored.length === 0 ? [] : yield* sql<{ id: string }>`
             SELECT c.id FROM chunks c
-            JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+            JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
             WHERE c.id IN ${sql.in(scored.map((row) => row.id))}`.pipe(Effect.orDie)
-          const searchable = new Set(visible.map((row) => row.id))
-          const hits = scored.filter((row) => searchable.has(row.id))
+          const visibleIds = new Set(visible.map((row) => row.id))
+          const hits = scored.filter((row) => visibleIds.has(row.id))
           if (hits.length >= limit || scored.length < fetch) {
             return hits.slice(0, limit).map((row) => ({ chunkId: row.id, score: row.score }))
           }

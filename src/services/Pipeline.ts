@@ -10,6 +10,7 @@ import { Graph } from "./Graph.ts"
 import { IngestThreads } from "./IngestThreads.ts"
 import { type JobRow, Jobs } from "./Jobs.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
+import { Lifecycle, type Outcome } from "./Lifecycle.ts"
 import { Syncs } from "./Syncs.ts"
 import { type IndexedModel, VectorIndex } from "./VectorIndex.ts"
 
@@ -21,14 +22,14 @@ export class StageFailure extends Data.TaggedError("StageFailure")<{
   readonly permanent: boolean
 }> {}
 
-export type Outcome = "done" | "paused" | "cancelled"
+export type { Outcome } from "./Lifecycle.ts"
 
 const embedBatch = 64
 
 /**
  * The document pipeline: parse → chunk → extract → embed → index. Every stage writes only rows keyed by
- * (document, version), so re-running one after a crash replaces its own output and never duplicates it;
- * index makes the version searchable and drops the previous one in one transaction.
+ * (document, version), so re-running one after a crash replaces its own output and never duplicates it.
+ * Entering and finishing a stage, and making the version searchable, are Lifecycle transitions.
  */
 export class Pipeline extends Context.Service<Pipeline, {
   readonly run: (job: JobRow) => Effect.Effect<Outcome, StageFailure>
@@ -46,6 +47,7 @@ export class Pipeline extends Context.Service<Pipeline, {
       const extractor = yield* Extractor
       const graph = yield* Graph
       const threads = yield* IngestThreads
+      const lifecycle = yield* Lifecycle
 
       /** Merges `entry` into the job's result (what a stage read, when it stopped short). */
       const recordResult = Effect.fnUntraced(function*(job: JobRow, entry: Record<string, unknown>) {
@@ -95,13 +97,16 @@ export class Pipeline extends Context.Service<Pipeline, {
         }
       })
 
-      /** On a worker thread, within ENGRAM_PARSE_TIMEOUT_SECONDS; rows and postings written in bounded batches. */
-      const chunk = Effect.fn("Pipeline.chunk")(function*(job: JobRow, documentId: string, version: number) {
+      /**
+       * On a worker thread, within ENGRAM_PARSE_TIMEOUT_SECONDS; rows and postings written in bounded batches.
+       * Answers how many chunks the version has.
+       */
+      const chunk = Effect.fn("Pipeline.chunk")(function*(documentId: string, version: number) {
         const [parse] = yield* sql<{ text: string; blocks: string; source_id: string; document_date: Date | null }>`
           SELECT p.text, p.blocks::text AS blocks, d.source_id, d.document_date
           FROM document_parses p JOIN documents d ON d.id = p.document_id
           WHERE p.document_id = ${documentId} AND p.version = ${version}`.pipe(Effect.orDie)
-        if (parse === undefined) return
+        if (parse === undefined) return 0
         const drafts = yield* threads.run({
           kind: "chunk",
           text: parse.text,
@@ -138,7 +143,7 @@ export class Pipeline extends Context.Service<Pipeline, {
           }
           yield* lexical.measure(documentId, version)
         })).pipe(Effect.orDie)
-        yield* jobs.progress(job.id, { done: 0, total: drafts.length })
+        return drafts.length
       })
 
       /**
@@ -204,9 +209,9 @@ export class Pipeline extends Context.Service<Pipeline, {
         model: IndexedModel,
         scope: { readonly documentId?: string; readonly version?: number },
         stage: "embed" | "reindex",
-        total?: number
+        progress: { readonly base: number; readonly total?: number }
       ) {
-        let done = 0
+        let done = progress.base
         while (true) {
           const batch = yield* vectors.missing(model, { ...scope, limit: embedBatch })
           if (batch.length === 0) return
@@ -217,7 +222,10 @@ export class Pipeline extends Context.Service<Pipeline, {
           )
           yield* vectors.store(model, batch.map((c, i) => ({ chunkId: c.id, vector: embedded[i]! })))
           done += batch.length
-          yield* jobs.progress(job.id, total === undefined ? { done } : { done, total: Math.max(total, done) })
+          yield* jobs.progress(
+            job.id,
+            progress.total === undefined ? { done } : { done, total: Math.max(progress.total, done) }
+          )
         }
       })
 
@@ -226,64 +234,27 @@ export class Pipeline extends Context.Service<Pipeline, {
         const state = yield* embedder.state
         if (state._tag !== "Ready") return
         const model = yield* vectors.register(state.model)
-        yield* embedMissing(job, model, { documentId, version }, "embed")
+        const [chunks] = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM chunks WHERE document_id = ${documentId} AND version = ${version}`
+          .pipe(Effect.orDie)
+        // Embedding is the second of each chunk's three steps: progress goes from chunks to 2 × chunks.
+        yield* embedMissing(job, model, { documentId, version }, "embed", { base: chunks?.n ?? 0 })
       })
-
-      /** One transaction: the new version becomes the searchable one and the previous version is removed. */
-      const index = Effect.fn("Pipeline.index")(function*(job: JobRow, documentId: string, version: number) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const updated = yield* sql`
-            UPDATE documents SET active_version = ${version}, status = 'ready', stage = NULL, ready_at = now(),
-              error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
-            WHERE id = ${documentId} AND status = 'processing' AND job_id = ${job.id}
-            RETURNING id`
-          if (updated.length === 0) return false
-          yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version <> ${version}`
-          yield* sql`DELETE FROM document_parses WHERE document_id = ${documentId} AND version <> ${version}`
-          yield* lexical.count(documentId, 1)
-          yield* graph.activate(documentId, version)
-          return true
-        })).pipe(Effect.orDie)
-      })
-
-      /**
-       * Marks the document as in `stage`, unless it was paused, deleted, or handed to a newer job meanwhile
-       * (a connector found changed content): then the outcome says why this job stops.
-       */
-      const enter = (job: JobRow, documentId: string, stage: Stage) =>
-        sql<{ status: string }>`
-          UPDATE documents SET status = 'processing', stage = ${stage}, updated_at = now()
-          WHERE id = ${documentId} AND status IN ('queued', 'processing') AND job_id = ${job.id}
-          RETURNING status`.pipe(
-          Effect.flatMap((rows) =>
-            rows.length > 0
-              ? Effect.succeed<Outcome | undefined>(undefined)
-              : sql<{ status: string; job_id: string | null }>`
-                  SELECT status, job_id FROM documents WHERE id = ${documentId}`.pipe(
-                Effect.map(([found]): Outcome =>
-                  found === undefined || found.job_id !== job.id ? "cancelled" : "paused"
-                )
-              )
-          ),
-          Effect.orDie
-        )
 
       const runDocument = Effect.fn("Pipeline.runDocument")(function*(job: JobRow) {
         const documentId = job.document_id!
         const version = job.document_version ?? 1
         const from = job.completed_stage === null ? 0 : stages.indexOf(job.completed_stage as Stage) + 1
         for (const stage of stages.slice(from)) {
-          const interrupted = yield* enter(job, documentId, stage)
+          const interrupted = yield* lifecycle.enter(job, stage)
           if (interrupted !== undefined) return interrupted
-          yield* jobs.progress(job.id, { stage })
+          if (stage === "index") return yield* lifecycle.activate(job)
+          let chunks: number | undefined
           if (stage === "parse") yield* parse(job, documentId, version)
-          else if (stage === "chunk") yield* chunk(job, documentId, version)
+          else if (stage === "chunk") chunks = yield* chunk(documentId, version)
           else if (stage === "extract") yield* extract(job, documentId, version)
-          else if (stage === "embed") yield* embed(job, documentId, version)
-          else if (!(yield* index(job, documentId, version))) return yield* enter(job, documentId, stage).pipe(
-            Effect.map((outcome) => outcome ?? "paused")
-          )
-          yield* jobs.progress(job.id, { completedStage: stage })
+          else yield* embed(job, documentId, version)
+          yield* lifecycle.finishStage(job, stage, chunks)
         }
         return "done" as const
       })
@@ -302,7 +273,7 @@ export class Pipeline extends Context.Service<Pipeline, {
         const model = yield* vectors.register(loaded.value)
         const total = yield* vectors.countMissing(model)
         yield* jobs.progress(job.id, { stage: "embed", done: 0, total })
-        yield* embedMissing(job, model, {}, "reindex", total)
+        yield* embedMissing(job, model, {}, "reindex", { base: 0, total })
         yield* vectors.activate(model)
         return "done" as const
       })

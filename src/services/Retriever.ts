@@ -11,6 +11,8 @@ import { GraphSearch } from "./GraphSearch.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
 import { Reranker } from "./Reranker.ts"
 import { type IndexedModel, vectorLiteral, VectorIndex } from "./VectorIndex.ts"
+import { searchable } from "./Searchable.ts"
+import { ownedSources } from "./SourceAccess.ts"
 
 export type RetrieverError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId: string }
@@ -116,21 +118,10 @@ export class Retriever extends Context.Service<Retriever, {
         owner: UserId,
         requested: ReadonlyArray<string> | undefined
       ) {
-        if (requested === undefined) {
-          const rows = yield* sql<{ id: string }>`SELECT id FROM sources WHERE owner_id = ${owner} ORDER BY created_at, id`
-            .pipe(Effect.orDie)
-          return rows.map((row) => row.id)
-        }
-        const unique = [...new Set(requested)]
-        if (unique.length === 0) return []
-        const owned = yield* sql<{ id: string }>`
-          SELECT id FROM sources WHERE owner_id = ${owner} AND id IN ${sql.in(unique)}`.pipe(Effect.orDie)
-        const ownedIds = new Set(owned.map((row) => row.id))
-        const missing = unique.find((id) => !ownedIds.has(id))
-        if (missing !== undefined) {
-          return yield* Effect.fail(new RetrieverFailure({ reason: { _tag: "SourceNotFound", sourceId: missing } }))
-        }
-        return unique
+        return yield* ownedSources(sql, owner, requested).pipe(
+          Effect.catchTag("SourceNotOwned", ({ sourceId }) =>
+            Effect.fail(new RetrieverFailure({ reason: { _tag: "SourceNotFound", sourceId } })))
+        )
       })
 
       const vectorList = Effect.fn("Retriever.vectorList")(function*(
@@ -154,7 +145,7 @@ export class Retriever extends Context.Service<Retriever, {
               SELECT c.id, (v.embedding <=> ${literal}::vector)::float8 AS distance
               FROM ${sql(model.table)} v
               JOIN chunks c ON c.id = v.chunk_id
-              JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+              JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
               WHERE c.source_id IN ${sql.in(sourceIds)}
               ORDER BY v.embedding <=> ${literal}::vector
               LIMIT ${limit}
@@ -171,7 +162,7 @@ export class Retriever extends Context.Service<Retriever, {
               SELECT c.id, c.document_id, c.source_id, d.title AS document_title, c.text, c.section_path,
                 c.char_start, c.char_end, c.speaker, c.spoken_at, c.spoken_until, c.messages
               FROM chunks c
-              JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+              JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
               WHERE c.id IN ${sql.in(ids)}`.pipe(
             Effect.map((rows) => new Map(rows.map((row) => [row.id, row]))),
             Effect.orDie

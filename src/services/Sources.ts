@@ -7,6 +7,8 @@ import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.
 import { type ConnectorKind, connectorConfigs, SourceId, SourceOut } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 import { Erasure } from "./Erasure.ts"
+import { searchable } from "./Searchable.ts"
+import { ownedSources } from "./SourceAccess.ts"
 
 export interface Issue {
   readonly path: string
@@ -188,7 +190,7 @@ export class Sources extends Context.Service<Sources, {
             (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
               WHERE c.source_id = s.id)::int AS chunk_count,
             (SELECT count(*) FROM events e
-              JOIN documents d ON d.id = e.document_id AND e.version = d.active_version AND d.status = 'ready'
+              JOIN documents d ON d.id = e.document_id AND ${searchable(sql, "d", "e.version")}
               WHERE e.source_id = s.id)::int AS event_count,
             EXISTS (SELECT 1 FROM jobs j WHERE j.source_id = s.id AND j.status IN ('queued', 'running')) AS busy,
             to_char(s.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
@@ -214,8 +216,9 @@ export class Sources extends Context.Service<Sources, {
       })
 
       const owned = Effect.fn("Sources.owned")(function*(owner: UserId, id: string) {
+        yield* ownedSources(sql, owner, [id]).pipe(Effect.catchTag("SourceNotOwned", () => sourceNotFound))
         const rows = yield* sql<{ id: string; connector_kind: ConnectorKind; config: Record<string, unknown> }>`
-          SELECT id, connector_kind, config FROM sources WHERE id = ${id} AND owner_id = ${owner}`.pipe(Effect.orDie)
+          SELECT id, connector_kind, config FROM sources WHERE id = ${id}`.pipe(Effect.orDie)
         return rows[0] ?? (yield* sourceNotFound)
       })
 

@@ -10,6 +10,7 @@ import type { FolderConfig, WebConfig } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 import { Documents } from "./Documents.ts"
 import { type JobRow, Jobs, toJobOut } from "./Jobs.ts"
+import { Lifecycle } from "./Lifecycle.ts"
 import { Sources, type SourcesFailure } from "./Sources.ts"
 
 /** A sync could not run at all (its folder became unreadable); pages or files it skipped are in its result. */
@@ -30,25 +31,12 @@ export class Syncs extends Context.Service<Syncs, {
       const sources = yield* Sources
       const documents = yield* Documents
       const jobs = yield* Jobs
+      const lifecycle = yield* Lifecycle
 
       const resumePending = (owner: UserId, sourceId: string) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const resumed = yield* sql<{ job_id: string | null }>`
-            UPDATE documents SET status = 'queued', updated_at = now()
-            WHERE source_id = ${sourceId} AND status = 'paused'
-            RETURNING job_id`
-          const jobIds = resumed.flatMap((row) => (row.job_id === null ? [] : [row.job_id]))
-          if (jobIds.length > 0) {
-            yield* sql`UPDATE jobs SET status = 'queued', run_after = now(), updated_at = now()
-              WHERE id IN ${sql.in(jobIds)} AND status = 'paused'`
-          }
-          const job = yield* jobs.enqueue({ ownerId: owner, kind: "sync", sourceId })
-          yield* jobs.progress(job.id, { done: resumed.length, total: resumed.length })
-          yield* jobs.record(job.id, { resumed: resumed.length })
-          yield* jobs.finish(job.id, "succeeded")
-          yield* sql`UPDATE sources SET last_synced_at = now() WHERE id = ${sourceId}`
-          return job.id
-        })).pipe(Effect.orDie)
+        lifecycle.resumeSource(owner, sourceId).pipe(
+          Effect.tap(() => sql`UPDATE sources SET last_synced_at = now() WHERE id = ${sourceId}`.pipe(Effect.orDie))
+        )
 
       const start = Effect.fn("Syncs.start")(function*(owner: UserId, sourceId: string) {
         const source = yield* sources.owned(owner, sourceId)

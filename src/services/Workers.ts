@@ -1,11 +1,12 @@
-import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Queue, Ref } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Queue, Ref } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import * as Os from "node:os"
 import { EngramConfig } from "../config.ts"
 import { Embedder } from "./Embedder.ts"
-import { type JobFailure, type JobRow, Jobs } from "./Jobs.ts"
-import { type Outcome, Pipeline, type StageFailure } from "./Pipeline.ts"
+import { type JobRow, Jobs } from "./Jobs.ts"
+import { Lifecycle } from "./Lifecycle.ts"
+import { Pipeline } from "./Pipeline.ts"
 import { VectorIndex } from "./VectorIndex.ts"
 
 /** The workers' state for readiness: how many loops run and whether they have started. */
@@ -13,61 +14,20 @@ export class Workers extends Context.Service<Workers, {
   readonly running: Effect.Effect<number>
 }>()("engram/Workers") {
   /**
-   * ENGRAM_WORKER_CONCURRENCY loops claim jobs. A job's outcome is written to the job and its document:
-   * permanent failures fail at once, transient ones retry with exponential backoff up to
-   * ENGRAM_JOB_MAX_ATTEMPTS, and a shutdown hands the job back to the queue.
+   * ENGRAM_WORKER_CONCURRENCY loops claim jobs; a run's outcome is settled by the Lifecycle (permanent failures
+   * fail at once, transient ones retry with backoff up to ENGRAM_JOB_MAX_ATTEMPTS, a shutdown hands the job back).
+   * At start, rows an older release left disagreeing are repaired first.
    */
   static readonly layer = Layer.effect(
     Workers,
     Effect.gen(function*() {
       const settings = yield* EngramConfig
-      const sql = yield* SqlClient.SqlClient
       const jobs = yield* Jobs
+      const lifecycle = yield* Lifecycle
       const pipeline = yield* Pipeline
       const running = yield* Ref.make(0)
       const leaseSeconds = settings.jobLeaseSeconds
       const processId = `${Os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-
-      const failDocument = (job: JobRow, error: JobFailure) =>
-        job.document_id === null ? Effect.void : sql`
-          UPDATE documents SET status = 'failed', error_code = ${error.code}, error_message = ${error.message},
-            error_stage = ${error.stage}, updated_at = now()
-          WHERE id = ${job.document_id} AND job_id = ${job.id}`.pipe(Effect.orDie, Effect.asVoid)
-
-      const settle = (job: JobRow, exit: Exit.Exit<Outcome, StageFailure>) =>
-        Effect.gen(function*() {
-          if (Exit.isSuccess(exit)) {
-            const outcome = exit.value
-            if (outcome === "done") return yield* jobs.finish(job.id, "succeeded")
-            if (outcome === "paused") return yield* jobs.release(job.id, "paused")
-            return yield* jobs.finish(job.id, "cancelled")
-          }
-          if (Cause.hasInterruptsOnly(exit.cause)) return yield* jobs.release(job.id, "queued")
-          const failure = Cause.findErrorOption(exit.cause)
-          const error: JobFailure & { readonly permanent: boolean } = Option.match(failure, {
-            onSome: (stageFailure) => stageFailure,
-            onNone: () => ({
-              code: "internal_error",
-              message: "An internal error interrupted processing; it is in the server log",
-              stage: job.stage,
-              permanent: false
-            })
-          })
-          if (Option.isNone(failure)) yield* Effect.logError("job failed unexpectedly", exit.cause)
-          const stillExists = job.document_id === null || (yield* sql`SELECT 1 FROM documents WHERE id = ${job.document_id}`
-            .pipe(Effect.orDie)).length > 0
-          if (!stillExists) return yield* jobs.finish(job.id, "cancelled")
-          if (!error.permanent && job.attempts < settings.jobMaxAttempts) {
-            const delay = Math.min(2 ** job.attempts, 300)
-            yield* Effect.logWarning("job will be retried").pipe(
-              Effect.annotateLogs({ job_id: job.id, attempt: job.attempts, retry_in_s: delay, code: error.code })
-            )
-            return yield* jobs.retryLater(job.id, delay, error)
-          }
-          const final = error.permanent ? error : { ...error, message: `${error.message} (gave up after ${job.attempts} attempts)` }
-          yield* jobs.finish(job.id, "failed", final)
-          yield* failDocument(job, final)
-        })
 
       /** Runs one job while renewing its lease; losing the lease (cancelled, taken over) stops the work. */
       const work = (job: JobRow, worker: string) =>
@@ -82,7 +42,7 @@ export class Workers extends Context.Service<Workers, {
             Effect.raceFirst(keepLease.pipe(Effect.andThen(Effect.interrupt))),
             Effect.exit
           )
-          yield* settle(job, exit).pipe(Effect.uninterruptible)
+          yield* lifecycle.settle(job, exit).pipe(Effect.uninterruptible)
         }).pipe(
           Effect.annotateLogs({ job_id: job.id, job_kind: job.kind }),
           Effect.withSpan("Workers.work", { attributes: { job: job.id } })
@@ -104,6 +64,12 @@ export class Workers extends Context.Service<Workers, {
           }
         }))
 
+      const repaired = yield* lifecycle.reconcile.pipe(
+        Effect.catchCause((cause) => Effect.logWarning("repairing job states failed", cause).pipe(Effect.as(0)))
+      )
+      if (repaired > 0) yield* Effect.logInfo("finished jobs whose document was already ready").pipe(
+        Effect.annotateLogs({ jobs: repaired })
+      )
       const fibers = yield* Effect.forEach(
         Array.from({ length: settings.workerConcurrency }, (_, i) => `${processId}:${i}`),
         (worker) => Effect.forkScoped(loop(worker))

@@ -58,7 +58,10 @@ for (const engine of engines) {
         assert.strictEqual(job.body.status, "succeeded")
         assert.strictEqual(job.body.kind, "ingest")
         assert.strictEqual(job.body.document_id, accepted.body.id)
-        assert.strictEqual(job.body.attempts, 1)
+        assert.strictEqual(job.body.attempts, 0, "attempts count failures; this job had none")
+        assert.isAbove(job.body.progress.total, 0)
+        assert.strictEqual(job.body.progress.done, job.body.progress.total, "a succeeded job's progress is complete")
+        assert.isNull(job.body.stage)
         assert.isString(job.body.finished_at)
       }))
 

@@ -5,6 +5,7 @@ import { fixtureModelDir } from "../support/datasets.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, upload } from "../support/ingest.ts"
 import { exitCode, listeningUrl, spawnEngram } from "../support/process.ts"
+import { actionTransitions, agreeing, crashAt, crashAtAction, ingestionTransitions } from "../support/crash.ts"
 
 const words = ["river", "engine", "ledger", "orbit", "harvest", "signal", "canvas", "meadow", "quartz", "lantern"]
 
@@ -74,5 +75,44 @@ for (const engine of ["pglite", "postgres"] as const) {
         assert.strictEqual(source.body.chunk_count, documents.reduce((sum, d) => sum + d.chunk_count, 0))
         assert.strictEqual(source.body.status, "ready")
       }).pipe(Effect.scoped))
+  })
+}
+
+for (const engine of ["pglite", "postgres"] as const) {
+  describe(`kill -9 at every transition (${engine})`, () => {
+    for (const transition of ingestionTransitions) {
+      it.live(`killed right after "${transition}" commits: the document becomes ready once and its job succeeds`, () =>
+        Effect.gen(function*() {
+          const outcome = yield* crashAt(engine, transition)
+          assert.isTrue(outcome.killed, "the hook killed the process at the transition")
+          assert.strictEqual(outcome.documentStatus, "ready")
+          assert.strictEqual(outcome.jobStatus, "succeeded", "the job agrees with its document")
+          assert.isTrue(outcome.jobFinished)
+          assert.strictEqual(outcome.stuckJobs, 0)
+          assert.isAbove(outcome.chunkCount, 0)
+          assert.deepStrictEqual(outcome.progress, { done: outcome.chunkCount * 3, total: outcome.chunkCount * 3 })
+          assert.isTrue(outcome.chunksExact, "no duplicated or left-over chunk")
+          assert.isTrue(outcome.readyOnce, "the document entered the searchable set exactly once")
+        }), 120_000)
+    }
+  })
+}
+
+for (const engine of ["pglite", "postgres"] as const) {
+  describe(`kill -9 after a user action or a failure (${engine})`, () => {
+    for (const [transition, expected] of Object.entries(actionTransitions)) {
+      it.live(`killed right after "${transition}" commits: document and job agree, then end ${expected.document}`, () =>
+        Effect.gen(function*() {
+          const outcome = yield* crashAtAction(engine, transition as keyof typeof actionTransitions)
+          assert.isTrue(outcome.killed, "the hook killed the process at the transition")
+          assert.include(agreeing[outcome.afterRestart.document] ?? [], outcome.afterRestart.job, "agreeing after the restart")
+          assert.strictEqual(outcome.documentStatus, expected.document)
+          assert.strictEqual(outcome.jobStatus, expected.job)
+          assert.isTrue(outcome.jobFinished)
+          assert.strictEqual(outcome.stuckJobs, 0)
+          assert.isTrue(outcome.chunksExact, "no duplicated or left-over chunk")
+          assert.isTrue(outcome.readyOnce, "BM25 statistics count the document's chunks once (or not at all)")
+        }), 120_000)
+    }
   })
 }

@@ -1,0 +1,32 @@
+import { Data, Effect } from "effect"
+import type { SqlClient } from "effect/sql"
+
+/** A requested source is not one of the caller's (or does not exist: the two are not told apart). */
+export class SourceNotOwned extends Data.TaggedError("SourceNotOwned")<{ readonly sourceId: string }> {}
+
+/**
+ * The one source-ownership check. Answers the distinct `requested` ids in the order asked, once each is a source
+ * of `owner`, or every source of `owner` (oldest first) when `requested` is undefined. `lock` holds them against
+ * deletion until the surrounding transaction ends.
+ */
+export const ownedSources = (
+  sql: SqlClient.SqlClient,
+  owner: string,
+  requested: ReadonlyArray<string> | undefined,
+  options: { readonly lock?: boolean } = {}
+): Effect.Effect<ReadonlyArray<string>, SourceNotOwned> =>
+  Effect.gen(function*() {
+    if (requested === undefined) {
+      const rows = yield* sql<{ id: string }>`SELECT id FROM sources WHERE owner_id = ${owner} ORDER BY created_at, id`
+      return rows.map((row) => row.id)
+    }
+    const unique = [...new Set(requested)]
+    if (unique.length === 0) return unique
+    const rows = yield* sql<{ id: string }>`
+      SELECT id FROM sources WHERE owner_id = ${owner} AND id IN ${sql.in(unique)}
+      ${options.lock === true ? sql`FOR SHARE` : sql``}`
+    const owned = new Set(rows.map((row) => row.id))
+    const missing = unique.find((id) => !owned.has(id))
+    if (missing !== undefined) return yield* new SourceNotOwned({ sourceId: missing })
+    return unique
+  }).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
