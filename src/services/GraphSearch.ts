@@ -243,7 +243,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             // Chat messages sent in that time, whether or not the extractor found an event in them.
             const spoken = yield* sql<{ id: string }>`
               SELECT c.id FROM chunks c
-              JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
+              JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
               WHERE c.source_id IN ${sql.in(sourceIds)} AND c.spoken_at IS NOT NULL
                 ${to === null ? sql`` : sql`AND c.spoken_at < ${to}`}
                 ${from === null ? sql`` : sql`AND coalesce(c.spoken_until, c.spoken_at) >= ${from}`}

@@ -10,7 +10,7 @@ import { Erasure } from "./Erasure.ts"
 import { GraphSearch } from "./GraphSearch.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
 import { Reranker } from "./Reranker.ts"
-import { type IndexedModel, vectorLiteral, VectorIndex } from "./VectorIndex.ts"
+import { type IndexedModel, VectorIndex } from "./VectorIndex.ts"
 import { searchable } from "./Searchable.ts"
 import { ownedSources } from "./SourceAccess.ts"
 
@@ -135,24 +135,7 @@ export class Retriever extends Context.Service<Retriever, {
             new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: error.message } })
           )
         )
-        const literal = vectorLiteral(embedding!)
-        // pgvector 0.8 iterative scans keep walking the HNSW graph until enough rows pass the source filter.
-        const rows = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
-          yield* sql`SET LOCAL hnsw.ef_search = ${sql.literal(String(Math.min(1000, Math.max(100, limit * 4))))}`
-          return yield* sql<{ id: string; distance: number }>`
-            SELECT id, distance FROM (
-              SELECT c.id, (v.embedding <=> ${literal}::vector)::float8 AS distance
-              FROM ${sql(model.table)} v
-              JOIN chunks c ON c.id = v.chunk_id
-              JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
-              WHERE c.source_id IN ${sql.in(sourceIds)}
-              ORDER BY v.embedding <=> ${literal}::vector
-              LIMIT ${limit}
-            ) nearest
-            ORDER BY distance, id`
-        })).pipe(Effect.orDie)
-        return rows.map((row) => ({ id: row.id, score: 1 - row.distance }))
+        return yield* vectors.nearest(model, embedding!, sourceIds, limit)
       })
 
       const details = (ids: ReadonlyArray<string>) =>

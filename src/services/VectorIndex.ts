@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import type { EmbeddingModel } from "./Embedder.ts"
+import { searchable } from "./Searchable.ts"
 
 /** A registered embedding model and the table holding its vectors. */
 export interface IndexedModel {
@@ -57,6 +58,13 @@ export class VectorIndex extends Context.Service<VectorIndex, {
   readonly countMissing: (model: IndexedModel) => Effect.Effect<number>
   /** Makes `model` the active one; the previous active model's table is dropped. */
   readonly activate: (model: IndexedModel) => Effect.Effect<void>
+  /** The `limit` searchable chunks of the sources nearest to `embedding` (cosine), best first, ties by id. */
+  readonly nearest: (
+    model: IndexedModel,
+    embedding: ReadonlyArray<number>,
+    sourceIds: ReadonlyArray<string>,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly score: number }>>
 }>()("engram/VectorIndex") {
   static readonly layer = Layer.effect(
     VectorIndex,
@@ -153,7 +161,33 @@ export class VectorIndex extends Context.Service<VectorIndex, {
         })).pipe(Effect.orDie)
       })
 
-      return VectorIndex.of({ active, register, store, missing, countMissing, activate })
+      const nearest = Effect.fn("VectorIndex.nearest")(function*(
+        model: IndexedModel,
+        embedding: ReadonlyArray<number>,
+        sourceIds: ReadonlyArray<string>,
+        limit: number
+      ) {
+        const literal = vectorLiteral(embedding)
+        // pgvector 0.8 iterative scans keep walking the HNSW graph until enough rows pass the source filter.
+        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
+          yield* sql`SET LOCAL hnsw.ef_search = ${sql.literal(String(Math.min(1000, Math.max(100, limit * 4))))}`
+          return yield* sql<{ id: string; distance: number }>`
+            SELECT id, distance FROM (
+              SELECT c.id, (v.embedding <=> ${literal}::vector)::float8 AS distance
+              FROM ${sql(model.table)} v
+              JOIN chunks c ON c.id = v.chunk_id
+              JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
+              WHERE c.source_id IN ${sql.in(sourceIds)}
+              ORDER BY v.embedding <=> ${literal}::vector
+              LIMIT ${limit}
+            ) nearest
+            ORDER BY distance, id`
+        })).pipe(Effect.orDie)
+        return rows.map((row) => ({ id: row.id, score: 1 - row.distance }))
+      })
+
+      return VectorIndex.of({ active, register, store, missing, countMissing, activate, nearest })
     })
   )
 }
