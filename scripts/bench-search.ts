@@ -9,7 +9,7 @@
 import { Context, Effect, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { LexicalIndex } from "../src/services/LexicalIndex.ts"
+import { LexicalIndex } from "../src/stores/LexicalIndex.ts"
 import { Retriever } from "../src/services/Retriever.ts"
 import { argument, call, machine, percentile, pool, startInstance, waitForSource } from "./lib/instance.ts"
 import { syntheticDocument, syntheticQuery } from "./lib/synthetic.ts"

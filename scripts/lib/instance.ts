@@ -8,7 +8,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings, settingsConfig } from "../../src/config.ts"
 import { AppServices, ServerLive } from "../../src/server.ts"
-import { Embedder } from "../../src/services/Embedder.ts"
+import { Embedder } from "../../src/adapters/Embedder.ts"
 import { Retriever } from "../../src/services/Retriever.ts"
 
 /** Reads a `--name value` or `--flag` argument. */

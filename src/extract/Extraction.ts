@@ -1,6 +1,6 @@
 /**
  * What extraction finds in one document: entities and the events they take part in. Extractors (rule-based,
- * LLM) produce it; the graph store (services/Graph.ts) resolves its entities against the source's and stores it.
+ * LLM) produce it; the graph store (stores/Graph.ts) resolves its entities against the source's and stores it.
  * Pure data, no I/O.
  */
 

@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { CurrentUser } from "../api/Security.ts"
-import { Graph } from "../services/Graph.ts"
+import { Graph } from "../stores/Graph.ts"
 import { AuthenticationLive } from "./Authentication.ts"
 import { graphFailure } from "./failures.ts"
 

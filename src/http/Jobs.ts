@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { httpError, NotFound } from "../api/Errors.ts"
 import { CurrentUser } from "../api/Security.ts"
-import { Jobs, toJobOut } from "../services/Jobs.ts"
+import { Jobs, toJobOut } from "../stores/Jobs.ts"
 import { AuthenticationLive } from "./Authentication.ts"
 
 export const JobsHandlers = HttpApiBuilder.group(

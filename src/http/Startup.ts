@@ -4,7 +4,7 @@ import { HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import { EngramConfig, isLoopbackHost, unknownSettings } from "../config.ts"
-import { StartupError } from "../services/Db.ts"
+import { StartupError } from "../adapters/Db.ts"
 
 /** The application's request handler once every service is up. */
 export type AppHandler = Effect.Effect<

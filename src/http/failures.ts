@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { BadRequest, Conflict, httpError, NotFound, UnsupportedMediaType, ValidationFailed } from "../api/Errors.ts"
 import type { AgentsFailure } from "../services/Agents.ts"
 import type { DocumentsFailure } from "../services/Documents.ts"
-import type { GraphFailure } from "../services/Graph.ts"
+import type { GraphFailure } from "../stores/Graph.ts"
 import type { SourcesFailure } from "../services/Sources.ts"
 
 const invalidCursor = () => httpError(BadRequest, "invalid_cursor", "The cursor is not one this API returned")

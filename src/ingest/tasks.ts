@@ -1,5 +1,5 @@
 /**
- * The CPU-heavy ingestion work that runs on worker threads (services/IngestThreads.ts), never on the thread that
+ * The CPU-heavy ingestion work that runs on worker threads (adapters/IngestThreads.ts), never on the thread that
  * serves requests: parsing, chunking and rule extraction. Each task is plain data in and out.
  */
 import { chunkParsed, type ChunkDraft, type ChunkOptions } from "./chunk.ts"

@@ -1,5 +1,5 @@
 /**
- * A worker thread of services/IngestThreads.ts: runs one ingestion task at a time (parse, chunk, extract), so a
+ * A worker thread of adapters/IngestThreads.ts: runs one ingestion task at a time (parse, chunk, extract), so a
  * large document never stalls the service's event loop. Messages in: {id, task}; out: {id, ok} or {id, failure}.
  */
 import { parentPort } from "node:worker_threads"

@@ -20,7 +20,7 @@ import {
 } from "../domain/Agent.ts"
 import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import type { UserId } from "../domain/User.ts"
-import { ownedSources as checkOwnedSources } from "./SourceAccess.ts"
+import { ownedSources as checkOwnedSources } from "../stores/SourceAccess.ts"
 
 export type AgentsError =
   | { readonly _tag: "AgentNotFound" }

@@ -7,7 +7,7 @@ import * as Path from "node:path"
 import { EngramConfig } from "../config.ts"
 import type { User } from "../domain/User.ts"
 import { UserId } from "../domain/User.ts"
-import { StartupError } from "./Db.ts"
+import { StartupError } from "../adapters/Db.ts"
 import { Users } from "./Users.ts"
 
 export const AuthFailure = Schema.Literals([

@@ -8,8 +8,8 @@ import { SourceId } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 import type { Block } from "../ingest/Parsed.ts"
 import { detectFormat, type Format, mimeTypes } from "../ingest/parse/index.ts"
-import { Jobs } from "./Jobs.ts"
-import { allowedFrom, type DocumentContent, Lifecycle } from "./Lifecycle.ts"
+import { Jobs } from "../stores/Jobs.ts"
+import { allowedFrom, type DocumentContent, Lifecycle } from "../stores/Lifecycle.ts"
 import { Sources, type SourcesFailure } from "./Sources.ts"
 
 export type DocumentsError =

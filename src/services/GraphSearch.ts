@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { editDistance, fuzzLimit, queryCues, type QueryCues } from "../retrieval/queryGraph.ts"
-import { searchable } from "./Searchable.ts"
+import { searchable } from "../stores/Searchable.ts"
 
 export interface GraphHit {
   readonly chunkId: string

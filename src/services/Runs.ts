@@ -9,8 +9,8 @@ import type { Citation, RetrievalTrace, RunOut, RunStatus, RunUsage } from "../d
 import type { UserId } from "../domain/User.ts"
 import { buildPrompt, citedNumbers, type DatedEvent, fitPassages, type HistoryMessage, type Passage } from "../llm/prompt.ts"
 import { Agents } from "./Agents.ts"
-import { Erasure } from "./Erasure.ts"
-import { Generation, LlmClient } from "./LlmClient.ts"
+import { Erasure } from "../stores/Erasure.ts"
+import { Generation, LlmClient } from "../adapters/LlmClient.ts"
 import { Retriever } from "./Retriever.ts"
 import { Settings } from "./Settings.ts"
 

@@ -6,9 +6,9 @@ import { folderProblem } from "../connectors/folder.ts"
 import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import { type ConnectorKind, connectorConfigs, SourceId, SourceOut } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
-import { Erasure } from "./Erasure.ts"
-import { searchable } from "./Searchable.ts"
-import { ownedSources } from "./SourceAccess.ts"
+import { Erasure } from "../stores/Erasure.ts"
+import { searchable } from "../stores/Searchable.ts"
+import { ownedSources } from "../stores/SourceAccess.ts"
 
 export interface Issue {
   readonly path: string

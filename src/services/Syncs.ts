@@ -9,8 +9,8 @@ import type { JobOut } from "../domain/Job.ts"
 import type { FolderConfig, WebConfig } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 import { Documents } from "./Documents.ts"
-import { type JobRow, Jobs, toJobOut } from "./Jobs.ts"
-import { Lifecycle } from "./Lifecycle.ts"
+import { type JobRow, Jobs, toJobOut } from "../stores/Jobs.ts"
+import { Lifecycle } from "../stores/Lifecycle.ts"
 import { Sources, type SourcesFailure } from "./Sources.ts"
 
 /** A sync could not run at all (its folder became unreadable); pages or files it skipped are in its result. */

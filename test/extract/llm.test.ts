@@ -4,9 +4,9 @@ import * as Http from "node:http"
 import { EngramConfig } from "../../src/config.ts"
 import type { ExtractionInput } from "../../src/extract/Extraction.ts"
 import { batches, llmBatchChars } from "../../src/extract/llm.ts"
-import { Extractor } from "../../src/services/Extractor.ts"
-import { IngestThreads } from "../../src/services/IngestThreads.ts"
-import { LlmClient } from "../../src/services/LlmClient.ts"
+import { Extractor } from "../../src/adapters/Extractor.ts"
+import { IngestThreads } from "../../src/adapters/IngestThreads.ts"
+import { LlmClient } from "../../src/adapters/LlmClient.ts"
 import { chatServer } from "../support/chatServer.ts"
 
 /** The Extractor as start-up builds it from these environment variables. */

@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { Erasure, redactedAnswer } from "../../src/services/Erasure.ts"
+import { Erasure, redactedAnswer } from "../../src/stores/Erasure.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"

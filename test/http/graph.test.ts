@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Extraction } from "../../src/extract/Extraction.ts"
-import { Graph } from "../../src/services/Graph.ts"
+import { Graph } from "../../src/stores/Graph.ts"
 import { chunksA, chunksB, entity, event, extractionA, extractionB, onDay, seedDocument } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
 import { createSource } from "../support/ingest.ts"

@@ -4,7 +4,7 @@ import { EngramConfig } from "../../src/config.ts"
 import { chunkParsed } from "../../src/ingest/chunk.ts"
 import { parseDocument } from "../../src/ingest/parse/index.ts"
 import { cutParsed } from "../../src/ingest/tasks.ts"
-import { IngestThreads } from "../../src/services/IngestThreads.ts"
+import { IngestThreads } from "../../src/adapters/IngestThreads.ts"
 import { defaultSettings } from "../support/server.ts"
 
 const markdown = Array.from({ length: 200 }, (_, i) => `## Part ${i}\n\nAcme Corp met Globex in Berlin on May ${1 + (i % 28)}, 2021.`)

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, References } from "effect"
 import { EngramConfig } from "../../src/config.ts"
-import { Generation, LlmClient } from "../../src/services/LlmClient.ts"
+import { Generation, LlmClient } from "../../src/adapters/LlmClient.ts"
 import { chatServer } from "../support/chatServer.ts"
 
 /** LlmClient built from these environment variables, as at start-up. */

@@ -5,7 +5,7 @@ import { AiError, type LanguageModel, type Response } from "effect/ai"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { openAiCompatibleLanguageModel, type OpenAiCompatibleOptions } from "../../src/llm/openai.ts"
-import { Generation } from "../../src/services/LlmClient.ts"
+import { Generation } from "../../src/adapters/LlmClient.ts"
 import { type ChatServer, chatServer, messageText } from "../support/chatServer.ts"
 
 const apiKey = "sk-test-0123456789abcdef"

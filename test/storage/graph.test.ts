@@ -2,7 +2,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { UserId } from "../../src/domain/User.ts"
 import type { Extraction } from "../../src/extract/Extraction.ts"
-import { Graph } from "../../src/services/Graph.ts"
+import { Graph } from "../../src/stores/Graph.ts"
 import {
   addChunks,
   chunksA,

@@ -17,7 +17,7 @@ import { CursorTime, cursorTimeFormat, PageCursor, takePage } from "../domain/Pa
 import type { UserId } from "../domain/User.ts"
 import { entityKinds, type ExtractedEntity, type Extraction } from "../extract/Extraction.ts"
 import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName, personForShortForm, shortFormOf } from "../extract/resolve.ts"
-import type { Issue } from "./Sources.ts"
+import type { Issue } from "../services/Sources.ts"
 import { searchable } from "./Searchable.ts"
 import { ownedSources } from "./SourceAccess.ts"
 

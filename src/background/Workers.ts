@@ -3,11 +3,11 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import * as Os from "node:os"
 import { EngramConfig } from "../config.ts"
-import { Embedder } from "./Embedder.ts"
-import { type JobRow, Jobs } from "./Jobs.ts"
-import { Lifecycle } from "./Lifecycle.ts"
+import { Embedder } from "../adapters/Embedder.ts"
+import { type JobRow, Jobs } from "../stores/Jobs.ts"
+import { Lifecycle } from "../stores/Lifecycle.ts"
 import { Pipeline } from "./Pipeline.ts"
-import { VectorIndex } from "./VectorIndex.ts"
+import { VectorIndex } from "../stores/VectorIndex.ts"
 
 /** The workers' state for readiness: how many loops run and whether they have started. */
 export class Workers extends Context.Service<Workers, {

@@ -4,15 +4,15 @@ import { EngramConfig } from "../config.ts"
 import { type Stage, stages } from "../domain/Document.ts"
 import type { ChunkMessage } from "../ingest/chunk.ts"
 import type { Format } from "../ingest/parse/index.ts"
-import { Embedder } from "./Embedder.ts"
-import { Extractor } from "./Extractor.ts"
-import { Graph } from "./Graph.ts"
-import { IngestThreads } from "./IngestThreads.ts"
-import { type JobRow, Jobs } from "./Jobs.ts"
-import { LexicalIndex } from "./LexicalIndex.ts"
-import { Lifecycle, type Outcome } from "./Lifecycle.ts"
-import { Syncs } from "./Syncs.ts"
-import { type IndexedModel, VectorIndex } from "./VectorIndex.ts"
+import { Embedder } from "../adapters/Embedder.ts"
+import { Extractor } from "../adapters/Extractor.ts"
+import { Graph } from "../stores/Graph.ts"
+import { IngestThreads } from "../adapters/IngestThreads.ts"
+import { type JobRow, Jobs } from "../stores/Jobs.ts"
+import { LexicalIndex } from "../stores/LexicalIndex.ts"
+import { Lifecycle, type Outcome } from "../stores/Lifecycle.ts"
+import { Syncs } from "../services/Syncs.ts"
+import { type IndexedModel, VectorIndex } from "../stores/VectorIndex.ts"
 
 /** A stage failed. Permanent failures (content that will never parse) are not retried. */
 export class StageFailure extends Data.TaggedError("StageFailure")<{
@@ -22,7 +22,7 @@ export class StageFailure extends Data.TaggedError("StageFailure")<{
   readonly permanent: boolean
 }> {}
 
-export type { Outcome } from "./Lifecycle.ts"
+export type { Outcome } from "../stores/Lifecycle.ts"
 
 const embedBatch = 64
 

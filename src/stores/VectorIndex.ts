@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
-import type { EmbeddingModel } from "./Embedder.ts"
+import type { EmbeddingModel } from "../adapters/Embedder.ts"
 import { searchable } from "./Searchable.ts"
 
 /** A registered embedding model and the table holding its vectors. */
