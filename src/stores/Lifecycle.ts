@@ -448,7 +448,16 @@ export class Lifecycle extends Context.Service<Lifecycle, {
           )
           return yield* retry(job, delay, error)
         }
-        yield* fail(job, error.permanent ? error : { ...error, message: `${error.message} (gave up after ${failures} attempts)` })
+        const final = error.permanent ? error : { ...error, message: `${error.message} (gave up after ${failures} attempts)` }
+        yield* fail(job, final)
+        yield* Effect.logWarning("job failed").pipe(Effect.annotateLogs({
+          job_id: job.id,
+          document_id: job.document_id,
+          source_id: job.source_id,
+          stage: final.stage,
+          code: final.code,
+          attempts: failures
+        }))
       })
 
       const reconcile = sql.withTransaction(Effect.gen(function*() {

@@ -7,6 +7,7 @@ import * as Http from "node:http"
 import * as Path from "node:path"
 import { scratchDatabase, scratchDir } from "../support/server.ts"
 import { login, request } from "../support/http.ts"
+import { createSource, upload, waitForDocument } from "../support/ingest.ts"
 import { type Engram, exitCode, freePort, listeningUrl, occupiedPort, spawnEngram } from "../support/process.ts"
 
 const noStackTrace = /\n\s+at .+:\d+:\d+/
@@ -251,6 +252,33 @@ describe("the engram process", { timeout: 300_000 }, () => {
       assert.isDefined(access)
       assert.strictEqual(access.annotations.path, "/api/v1/auth/me")
       assert.strictEqual(access.annotations.status, 200)
+    }).pipe(Effect.scoped))
+
+  it.live("a document that fails writes a log line naming the document, its stage and the error code", () =>
+    Effect.gen(function*() {
+      const engram = yield* spawnEngram({
+        ENGRAM_DATA_DIR: yield* scratchDir,
+        ENGRAM_HOST: "127.0.0.1",
+        ENGRAM_PORT: "0",
+        ENGRAM_LOG_LEVEL: "info"
+      })
+      const base = yield* listeningUrl(engram)
+      const token = yield* login(base, "Failure Watcher")
+      const sourceId = yield* createSource(base, token)
+      const uploaded = yield* upload(base, token, sourceId, ["libreoffice-writer-password.pdf"])
+      assert.strictEqual(uploaded.status, 202, uploaded.text)
+      const documentId = uploaded.body.documents[0].id
+      const failed = yield* waitForDocument(base, token, sourceId, documentId)
+      assert.strictEqual(failed.status, "failed")
+      engram.child.kill("SIGTERM")
+      yield* exitCode(engram)
+      const lines = engram.output().trim().split("\n").map((line) => JSON.parse(line))
+      const logged = lines.find((line) => line.message === "job failed" || line.message?.[0] === "job failed")
+      assert.isDefined(logged, engram.output())
+      assert.strictEqual(logged.annotations.document_id, documentId)
+      assert.strictEqual(logged.annotations.source_id, sourceId)
+      assert.strictEqual(logged.annotations.stage, failed.error.stage)
+      assert.strictEqual(logged.annotations.code, failed.error.code)
     }).pipe(Effect.scoped))
 
   it.live("after kill -9 a restart on the same data directory takes over the lock and keeps every user", () =>
