@@ -6,7 +6,7 @@ import { folderProblem } from "../connectors/folder.ts"
 import { cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import { type ConnectorKind, connectorConfigs, SourceId, SourceOut } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
-import { Erasure } from "../stores/Erasure.ts"
+import { Lifecycle } from "../stores/Lifecycle.ts"
 import { searchable } from "../stores/Searchable.ts"
 import { ownedSources } from "../stores/SourceAccess.ts"
 
@@ -129,7 +129,7 @@ export class Sources extends Context.Service<Sources, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const settings = yield* EngramConfig
-      const erasure = yield* Erasure
+      const lifecycle = yield* Lifecycle
       const roots = settings.folderRoots.map((root) => Path.resolve(root))
 
       const connectors: ReadonlyArray<ConnectorInfo> = [
@@ -275,19 +275,10 @@ export class Sources extends Context.Service<Sources, {
 
       const remove = Effect.fn("Sources.remove")(function*(owner: UserId, id: string) {
         yield* owned(owner, id)
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const [counts] = yield* sql<{ documents: number; chunks: number; jobs: number }>`
-            SELECT
-              (SELECT count(*) FROM documents WHERE source_id = ${id})::int AS documents,
-              (SELECT count(*) FROM chunks WHERE source_id = ${id})::int AS chunks,
-              (SELECT count(*) FROM jobs WHERE source_id = ${id})::int AS jobs`
-          yield* erasure.forgetSource(id)
-          yield* sql`DELETE FROM sources WHERE id = ${id}`
-          return counts!
-        })).pipe(Effect.orDie)
+        return yield* lifecycle.removeSource(id)
       })
 
       return Sources.of({ connectors, create, list, get, update, remove, owned })
     })
-  ).pipe(Layer.provide(Erasure.layer))
+  )
 }

@@ -84,6 +84,12 @@ export class Lifecycle extends Context.Service<Lifecycle, {
     readonly documents: number
     readonly chunks: number
   }>
+  /** Deletes a source with its documents and jobs (cascades) and every copy of its text elsewhere; answers what went. */
+  readonly removeSource: (sourceId: string) => Effect.Effect<{
+    readonly documents: number
+    readonly chunks: number
+    readonly jobs: number
+  }>
   /** A worker starts `stage`; an outcome when the job must stop instead (paused, superseded, already done). */
   readonly enter: (job: JobRow, stage: Stage) => Effect.Effect<Outcome | undefined>
   /** A worker finished `stage`; `chunks` once the chunk stage knows how many. */
@@ -297,6 +303,22 @@ export class Lifecycle extends Context.Service<Lifecycle, {
           })
         ))
 
+      // A worker still running one of its jobs finds its document gone when it settles, and cancels the job.
+      const removeSource = Effect.fn("Lifecycle.removeSource")((sourceId: string) =>
+        transition(
+          "remove",
+          Effect.gen(function*() {
+            const [counts] = yield* sql<{ documents: number; chunks: number; jobs: number }>`
+              SELECT
+                (SELECT count(*) FROM documents WHERE source_id = ${sourceId})::int AS documents,
+                (SELECT count(*) FROM chunks WHERE source_id = ${sourceId})::int AS chunks,
+                (SELECT count(*) FROM jobs WHERE source_id = ${sourceId})::int AS jobs`
+            yield* erasure.forgetSource(sourceId)
+            yield* sql`DELETE FROM sources WHERE id = ${sourceId}`
+            return counts!
+          })
+        ))
+
       /** Why a job may not go on with its document: superseded or gone, paused, or already activated. */
       const stopReason = (
         job: JobRow,
@@ -478,6 +500,7 @@ export class Lifecycle extends Context.Service<Lifecycle, {
         reprocess,
         replace,
         remove,
+        removeSource,
         enter,
         finishStage,
         activate,
