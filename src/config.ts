@@ -287,7 +287,8 @@ const namesUnder = (
 export const unknownSettings = Effect.gen(function*() {
   const provider = yield* ConfigProvider.ConfigProvider
   const names = yield* namesUnder(provider, ["ENGRAM"])
-  return names.filter((name) => !settingNames.has(name)).map((name) => {
+  // ENGRAM_TEST_* belong to the test suite (its database, the crash-test hook), not to the service's settings.
+  return names.filter((name) => !settingNames.has(name) && !name.startsWith("ENGRAM_TEST_")).map((name) => {
     const closest = [...settingNames].map((known) => ({ known, d: distance(name, known) }))
       .sort((a, b) => a.d - b.d)[0]
     return { name, suggestion: closest !== undefined && closest.d <= 3 ? Option.some(closest.known) : Option.none() }

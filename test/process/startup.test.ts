@@ -176,7 +176,8 @@ describe("the engram process", { timeout: 300_000 }, () => {
         ENGRAM_HOST: "127.0.0.1",
         ENGRAM_PORT: "0",
         ENGRAM_PROT: "9000",
-        ENGRAM_WORKER_CONCURENCY: "4"
+        ENGRAM_WORKER_CONCURENCY: "4",
+        ENGRAM_TEST_DATABASE_URL: "postgres://postgres@127.0.0.1:5432/postgres"
       })
       yield* listeningUrl(engram)
       const warnings = engram.output().split("\n").filter((line) => line.includes("is not an Engram setting"))
@@ -186,6 +187,7 @@ describe("the engram process", { timeout: 300_000 }, () => {
       assert.include(text, "ENGRAM_PROT is not an Engram setting and is ignored: did you mean ENGRAM_PORT?")
       assert.include(text, "ENGRAM_WORKER_CONCURENCY is not an Engram setting and is ignored: did you mean ENGRAM_WORKER_CONCURRENCY?")
       assert.notInclude(engram.output(), "ENGRAM_DATA_DIR is not")
+      assert.notInclude(engram.output(), "ENGRAM_TEST_DATABASE_URL is not", "the test suite's variables are no settings")
     }).pipe(Effect.scoped))
 
   it.live("a second process on a data directory in use fails fast and the first keeps serving", () =>
