@@ -49,13 +49,6 @@ export class Pipeline extends Context.Service<Pipeline, {
       const threads = yield* IngestThreads
       const lifecycle = yield* Lifecycle
 
-      /** Merges `entry` into the job's result (what a stage read, when it stopped short). */
-      const recordResult = Effect.fnUntraced(function*(job: JobRow, entry: Record<string, unknown>) {
-        const current = yield* jobs.find(job.id)
-        const result = Option.match(current, { onNone: () => null, onSome: (row) => row.result })
-        yield* jobs.record(job.id, { ...result, ...entry })
-      })
-
       /** On a worker thread, within ENGRAM_PARSE_TIMEOUT_SECONDS; text past ENGRAM_PARSE_MAX_CHARS is cut. */
       const parse = Effect.fn("Pipeline.parse")(function*(job: JobRow, documentId: string, version: number) {
         const [original] = yield* sql<{ format: Format; content: Uint8Array }>`
@@ -91,7 +84,7 @@ export class Pipeline extends Context.Service<Pipeline, {
           ON CONFLICT (document_id, version) DO UPDATE SET text = EXCLUDED.text, blocks = EXCLUDED.blocks`
           .pipe(Effect.orDie)
         if (parsed.charsTotal > parsed.text.length) {
-          yield* recordResult(job, {
+          yield* jobs.record(job.id, {
             parse: { complete: false, chars_read: parsed.text.length, chars_total: parsed.charsTotal, reason: "char_limit" }
           })
         }
@@ -192,7 +185,7 @@ export class Pipeline extends Context.Service<Pipeline, {
         yield* graph.store(documentId, version, extraction)
         if (coverage !== null) {
           const whole = chunks.length === (size?.chunks ?? 0)
-          yield* recordResult(job, {
+          yield* jobs.record(job.id, {
             extraction: whole ? coverage : {
               ...coverage,
               complete: false,

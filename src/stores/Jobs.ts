@@ -75,7 +75,8 @@ export class Jobs extends Context.Service<Jobs, {
     readonly done?: number
     readonly total?: number
   }) => Effect.Effect<void>
-  readonly record: (jobId: string, result: Record<string, unknown>) => Effect.Effect<void>
+  /** Merges `entries` into the job's result, key by key (a stage adds what it read without rewriting the rest). */
+  readonly record: (jobId: string, entries: Record<string, unknown>) => Effect.Effect<void>
   readonly find: (jobId: string) => Effect.Effect<Option.Option<JobRow>>
   readonly findForOwner: (jobId: string, ownerId: string) => Effect.Effect<Option.Option<JobRow>>
   /** Wakes idle workers in this process; others poll. */
@@ -172,9 +173,10 @@ export class Jobs extends Context.Service<Jobs, {
               updated_at = now()
             WHERE id = ${jobId}`.pipe(Effect.orDie)
         }),
-        record: Effect.fn("Jobs.record")(function*(jobId, result) {
-          yield* sql`UPDATE jobs SET result = ${JSON.stringify(result)}::jsonb, updated_at = now() WHERE id = ${jobId}`
-            .pipe(Effect.orDie)
+        record: Effect.fn("Jobs.record")(function*(jobId, entries) {
+          yield* sql`
+            UPDATE jobs SET result = coalesce(result, '{}'::jsonb) || ${JSON.stringify(entries)}::jsonb, updated_at = now()
+            WHERE id = ${jobId}`.pipe(Effect.orDie)
         }),
         find: (jobId) => byId(jobId).pipe(Effect.orDie),
         findForOwner: (jobId, ownerId) => byIdForOwner({ id: jobId, owner: ownerId }).pipe(Effect.orDie),
