@@ -4,6 +4,7 @@
  * stops at ENGRAM_EXTRACT_TIMEOUT_SECONDS; the document stays searchable in full, only its events and entities
  * come from the part read. Pure, no I/O.
  */
+import { truncateCharacters } from "../domain/Text.ts"
 import type { ExtractionChunk } from "./Extraction.ts"
 
 export type StopReason = "char_limit" | "time_limit" | "failed"
@@ -27,7 +28,7 @@ export const chunksWithin = <C extends ExtractionChunk>(
   let total = 0
   for (const chunk of chunks) {
     if (total + chunk.text.length > maxChars) {
-      if (kept.length === 0) kept.push({ ...chunk, text: chunk.text.slice(0, maxChars) })
+      if (kept.length === 0) kept.push({ ...chunk, text: truncateCharacters(chunk.text, maxChars) })
       break
     }
     kept.push(chunk)

@@ -14,6 +14,7 @@ import type {
   ParticipantRole
 } from "../domain/Graph.ts"
 import { CursorTime, cursorTimeFormat, PageCursor, takePage } from "../domain/Page.ts"
+import { truncateCharacters } from "../domain/Text.ts"
 import type { UserId } from "../domain/User.ts"
 import { entityKinds, type ExtractedEntity, type Extraction } from "../extract/Extraction.ts"
 import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName, personForShortForm, shortFormOf } from "../extract/resolve.ts"
@@ -475,8 +476,8 @@ export class Graph extends Context.Service<Graph, {
               document_id: documentId,
               version,
               ordinal,
-              statement: event.statement.trim().slice(0, 300),
-              kind: event.kind.trim().slice(0, 100),
+              statement: truncateCharacters(event.statement.trim(), 300),
+              kind: truncateCharacters(event.kind.trim(), 100),
               time_start: timed ? start : null,
               time_end: timed ? (end !== null && end > start ? end : start) : null,
               time_precision: timed ? event.time!.precision : null,
