@@ -16,6 +16,8 @@ export interface EngramSettings {
   /** Names (trimmed, compared without case) of the users allowed instance-wide operations such as reindex. */
   readonly admins: ReadonlyArray<string>
   readonly corsOrigins: ReadonlyArray<string>
+  /** The address clients reach this server at (MCP metadata and client snippets); unset: the request's Host. */
+  readonly publicUrl: Option.Option<string>
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
   readonly maxBodyBytes: number
@@ -179,6 +181,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   localLogin: setting(BooleanFlag, "ENGRAM_LOCAL_LOGIN", true),
   admins: setting(UserNames, "ENGRAM_ADMINS", []),
   corsOrigins: setting(CorsOrigins, "ENGRAM_CORS_ORIGINS", []),
+  publicUrl: optionalSetting(HttpBaseUrl, "ENGRAM_PUBLIC_URL"),
   logLevel: setting(LogLevel, "ENGRAM_LOG_LEVEL", "info"),
   logFormat: setting(LogFormatSchema, "ENGRAM_LOG_FORMAT", "json"),
   maxBodyBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024),

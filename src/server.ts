@@ -7,6 +7,7 @@ import { AuthHandlers } from "./http/Auth.ts"
 import { DocumentsHandlers } from "./http/Documents.ts"
 import { GraphHandlers } from "./http/Graph.ts"
 import { JobsHandlers } from "./http/Jobs.ts"
+import { McpConfigHandlers } from "./http/Mcp.ts"
 import { RunsHandlers } from "./http/Runs.ts"
 import { CompatHandlers } from "./http/Compat.ts"
 import { SearchHandlers } from "./http/Search.ts"
@@ -39,6 +40,8 @@ import { VectorIndex } from "./stores/VectorIndex.ts"
 import { IndexReconciler, Workers } from "./background/Workers.ts"
 import { Settings } from "./services/Settings.ts"
 import { Users } from "./services/Users.ts"
+import { McpAccess } from "./services/McpAccess.ts"
+import { McpEndpoint } from "./mcp/Endpoint.ts"
 
 const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Documents.layer),
@@ -53,7 +56,7 @@ const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.laye
 )
 
 /** Services shared by the HTTP handlers and the workers, on one database. */
-export const AppServices = Runs.layer.pipe(
+export const AppServices = Layer.mergeAll(Runs.layer, McpAccess.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(
     Auth.layer,
     Settings.layer,
@@ -80,6 +83,7 @@ const Routes = Layer.mergeAll(
         SystemHandlers,
         AuthHandlers,
         SourcesHandlers,
+        McpConfigHandlers,
         DocumentsHandlers,
         JobsHandlers,
         SearchHandlers,
@@ -92,6 +96,7 @@ const Routes = Layer.mergeAll(
       )
     )
   ),
+  McpEndpoint,
   HttpApiScalar.layer(Api, { path: "/docs" }),
   HttpRouter.add("GET", "/", HttpServerResponse.redirect("/docs")),
   RequestEnvelope,

@@ -5,6 +5,7 @@ import { CompatApi } from "./Compat.ts"
 import { DocumentsApi } from "./Documents.ts"
 import { GraphApi } from "./Graph.ts"
 import { JobsApi } from "./Jobs.ts"
+import { McpConfigApi } from "./Mcp.ts"
 import { SearchApi } from "./Search.ts"
 import { SourcesApi } from "./Sources.ts"
 import { RunsApi } from "./Runs.ts"
@@ -16,6 +17,7 @@ export class Api extends HttpApi.make("engram")
   .add(SystemApi)
   .add(AuthApi)
   .add(SourcesApi)
+  .add(McpConfigApi)
   .add(DocumentsApi)
   .add(JobsApi)
   .add(SearchApi)

@@ -62,6 +62,9 @@ const normalizeError = (response: HttpServerResponse.HttpServerResponse, request
 /** The OpenAI-compatible paths answer errors in OpenAI's shape, and invalid requests with 400 as OpenAI does. */
 const isCompatPath = (url: string) => url.startsWith("/api/v1/engram/")
 
+/** The MCP endpoint answers protocol errors as JSON-RPC, which its clients read: those are left as they are. */
+const isMcpPath = (url: string) => url === "/api/v1/mcp" || url.startsWith("/api/v1/mcp/") || url.startsWith("/api/v1/mcp?")
+
 const openAiType = (status: number) =>
   status === 401
     ? "authentication_error"
@@ -96,7 +99,7 @@ const toOpenAiError = (response: HttpServerResponse.HttpServerResponse) => {
 }
 
 const bearerChallenge = (response: HttpServerResponse.HttpServerResponse) =>
-  response.status === 401
+  response.status === 401 && response.headers["www-authenticate"] === undefined
     ? HttpServerResponse.setHeader(response, "www-authenticate", 'Bearer realm="engram"')
     : response
 
@@ -154,7 +157,7 @@ export const RequestEnvelope = Layer.unwrap(Effect.gen(function*() {
         duration_ms: finished - started
       })
     )
-    const normalized = normalizeError(response, requestId)
+    const normalized = isMcpPath(request.url) ? response : normalizeError(response, requestId)
     return (isCompatPath(request.url) ? toOpenAiError(normalized) : normalized).pipe(
       bearerChallenge,
       HttpServerResponse.setHeader("x-request-id", requestId),

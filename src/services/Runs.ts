@@ -34,6 +34,8 @@ export interface AskInput {
   readonly extraInstructions?: string | undefined
   /** Per-request generation settings over the agent's own. */
   readonly generation?: { readonly temperature?: number; readonly maxTokens?: number; readonly stop?: ReadonlyArray<string> }
+  /** Search only those of the agent's sources that are among these (an MCP token sees its own source only). */
+  readonly withinSources?: ReadonlyArray<string> | undefined
 }
 
 /** What a run reports while it works; `done` carries the final run (completed, cancelled or failed). */
@@ -291,7 +293,8 @@ export class Runs extends Context.Service<Runs, {
           }).pipe(Effect.uninterruptible)
 
         const prepare = Effect.gen(function*() {
-          const sourceIds = agent.source_ids
+          const within = input.withinSources
+          const sourceIds = within === undefined ? agent.source_ids : agent.source_ids.filter((id) => within.includes(id))
           if (sourceIds.length === 0) {
             return { trace: null, prompt: null }
           }

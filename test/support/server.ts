@@ -55,6 +55,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   localLogin: true,
   admins: [],
   corsOrigins: [],
+  publicUrl: Option.none(),
   logLevel: "none",
   logFormat: "json",
   maxBodyBytes: 64 * 1024,
