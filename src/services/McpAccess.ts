@@ -189,15 +189,26 @@ export class McpAccess extends Context.Service<McpAccess, {
           return yield* new McpAccessDenied({ reason: "token_missing", message: "Send Authorization: Bearer <token>" })
         }
         if (raw.startsWith(tokenPrefix)) {
-          const [row] = yield* sql<{ id: string; source_id: string; owner_id: UserId }>`
-            UPDATE mcp_tokens t SET last_used_at = now()
-            FROM sources s
-            WHERE t.secret_sha256 = ${digest(raw)} AND s.id = t.source_id
-            RETURNING t.id, t.source_id, s.owner_id`.pipe(Effect.orDie)
+          const [row] = yield* sql<SettingsRow & {
+            id: string
+            source_id: string
+            owner_id: UserId
+            stale: boolean
+            configured: boolean
+          }>`
+            SELECT t.id, t.source_id, s.owner_id, m.enabled, m.tools, m.allow_writes, m.updated_at,
+              m.source_id IS NOT NULL AS configured,
+              t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute' AS stale
+            FROM mcp_tokens t
+            JOIN sources s ON s.id = t.source_id
+            LEFT JOIN source_mcp m ON m.source_id = t.source_id
+            WHERE t.secret_sha256 = ${digest(raw)}`.pipe(Effect.orDie)
           if (row === undefined) {
             return yield* new McpAccessDenied({ reason: "token_invalid", message: "The MCP token is not valid" })
           }
-          const settings = yield* load(row.source_id)
+          // Kept to the minute: a write per request would cost every tool call a transaction.
+          if (row.stale) yield* sql`UPDATE mcp_tokens SET last_used_at = now() WHERE id = ${row.id}`.pipe(Effect.orDie)
+          const settings = fromRow(row.configured ? row : undefined)
           if (!settings.enabled) {
             return yield* new McpAccessDenied({
               reason: "mcp_disabled",
