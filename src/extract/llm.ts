@@ -10,6 +10,7 @@ import {
   type ExtractionInput
 } from "./Extraction.ts"
 import { normalizeName } from "./resolve.ts"
+import { truncateCharacters } from "../domain/Text.ts"
 
 /** What the model is asked to return, validated before anything is stored. */
 const LlmExtraction = Schema.Struct({
@@ -105,7 +106,7 @@ const toExtraction = (answer: LlmExtraction, batch: ReadonlyArray<ExtractionChun
       kind,
       aliases,
       mentions: mentionsIn(text, [raw.name, ...aliases]),
-      description: raw.description?.slice(0, 300) ?? null
+      description: raw.description === undefined || raw.description === null ? null : truncateCharacters(raw.description, 300)
     })
     for (const name of [raw.name, ...aliases]) keyOf.set(normalizeName(name), key)
   }
@@ -129,7 +130,7 @@ const toExtraction = (answer: LlmExtraction, batch: ReadonlyArray<ExtractionChun
       : null
     const place = raw.place === undefined || raw.place === null ? null : keyOf.get(normalizeName(raw.place)) ?? null
     events.push({
-      statement: raw.statement.trim().slice(0, 300),
+      statement: truncateCharacters(raw.statement.trim(), 300),
       kind: raw.kind.trim().toLowerCase() || "event",
       chunkOrdinals: ordinals.has(raw.chunk) ? [raw.chunk] : [batch[0]!.ordinal],
       participants,
@@ -169,7 +170,7 @@ export const batches = (chunks: ReadonlyArray<ExtractionChunk>) => {
   const groups: Array<Array<ExtractionChunk>> = []
   let size = 0
   for (const chunk of chunks) {
-    const cut = chunk.text.length > llmBatchChars ? { ...chunk, text: chunk.text.slice(0, llmBatchChars) } : chunk
+    const cut = chunk.text.length > llmBatchChars ? { ...chunk, text: truncateCharacters(chunk.text, llmBatchChars) } : chunk
     if (groups.length === 0 || size + cut.text.length > llmBatchChars) {
       groups.push([])
       size = 0
