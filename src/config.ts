@@ -18,6 +18,10 @@ export interface EngramSettings {
   readonly corsOrigins: ReadonlyArray<string>
   /** The address clients reach this server at (MCP metadata and client snippets); unset: the request's Host. */
   readonly publicUrl: Option.Option<string>
+  /** GET /metrics (Prometheus text format) is served. */
+  readonly metrics: boolean
+  /** When set, /metrics wants `Authorization: Bearer <token>`. */
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
   readonly maxBodyBytes: number
@@ -182,6 +186,8 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   admins: setting(UserNames, "ENGRAM_ADMINS", []),
   corsOrigins: setting(CorsOrigins, "ENGRAM_CORS_ORIGINS", []),
   publicUrl: optionalSetting(HttpBaseUrl, "ENGRAM_PUBLIC_URL"),
+  metrics: setting(BooleanFlag, "ENGRAM_METRICS", false),
+  metricsToken: Config.map(optionalSetting(NonEmpty, "ENGRAM_METRICS_TOKEN"), Option.map(Redacted.make)),
   logLevel: setting(LogLevel, "ENGRAM_LOG_LEVEL", "info"),
   logFormat: setting(LogFormatSchema, "ENGRAM_LOG_FORMAT", "json"),
   maxBodyBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024),

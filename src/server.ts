@@ -42,6 +42,7 @@ import { Settings } from "./services/Settings.ts"
 import { Users } from "./services/Users.ts"
 import { McpAccess } from "./services/McpAccess.ts"
 import { McpEndpoint } from "./mcp/Endpoint.ts"
+import { MetricsRoute } from "./observability/Metrics.ts"
 
 const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Documents.layer),
@@ -97,6 +98,7 @@ const Routes = Layer.mergeAll(
     )
   ),
   McpEndpoint,
+  MetricsRoute,
   HttpApiScalar.layer(Api, { path: "/docs" }),
   HttpRouter.add("GET", "/", HttpServerResponse.redirect("/docs")),
   RequestEnvelope,

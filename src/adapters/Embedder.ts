@@ -1,7 +1,8 @@
-import { Context, Deferred, Effect, Layer, Option, Redacted, Ref, Schema, Semaphore } from "effect"
+import { Context, Deferred, Effect, Layer, Metric, Option, Redacted, Ref, Schema, Semaphore } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpClientResponse } from "effect/http"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings } from "../config.ts"
+import { embeddedPassages, embeddingSeconds } from "../observability/Metrics.ts"
 
 export interface EmbeddingModel {
   /** Identifies the vectors: a different name (or dimension) never shares an index. */
@@ -181,10 +182,13 @@ export class Embedder extends Context.Service<Embedder, {
           return yield* new EmbedError({ message: "no embedding model is available", transient: false })
         }
         const vectors: Array<ReadonlyArray<number>> = []
+        const started = performance.now()
         for (let i = 0; i < texts.length; i += settings.embedBatchSize) {
           const batch = texts.slice(i, i + settings.embedBatchSize)
           vectors.push(...(yield* oneAtATime.withPermits(1)(backend.value.embedBatch(batch, purpose))))
         }
+        yield* Metric.update(embeddedPassages, texts.length)
+        yield* Metric.update(embeddingSeconds, (performance.now() - started) / 1000)
         return vectors
       })
 

@@ -2,6 +2,7 @@ import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
 import { type Stage, stages } from "../domain/Document.ts"
+import { stageDuration, timed } from "../observability/Metrics.ts"
 import type { ChunkMessage } from "../ingest/chunk.ts"
 import type { Format } from "../ingest/parse/index.ts"
 import { Embedder } from "../adapters/Embedder.ts"
@@ -241,12 +242,14 @@ export class Pipeline extends Context.Service<Pipeline, {
         for (const stage of stages.slice(from)) {
           const interrupted = yield* lifecycle.enter(job, stage)
           if (interrupted !== undefined) return interrupted
-          if (stage === "index") return yield* lifecycle.activate(job)
-          let chunks: number | undefined
-          if (stage === "parse") yield* parse(job, documentId, version)
-          else if (stage === "chunk") chunks = yield* chunk(documentId, version)
-          else if (stage === "extract") yield* extract(job, documentId, version)
-          else yield* embed(job, documentId, version)
+          if (stage === "index") return yield* timed(stageDuration, { stage }, lifecycle.activate(job))
+          const chunks = yield* timed(stageDuration, { stage }, Effect.gen(function*() {
+            if (stage === "parse") yield* parse(job, documentId, version)
+            else if (stage === "chunk") return yield* chunk(documentId, version)
+            else if (stage === "extract") yield* extract(job, documentId, version)
+            else yield* embed(job, documentId, version)
+            return undefined
+          }))
           yield* lifecycle.finishStage(job, stage, chunks)
         }
         return "done" as const

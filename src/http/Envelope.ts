@@ -1,4 +1,4 @@
-import { ByteSize, Clock, Effect, Layer, Option, Schema, type Types } from "effect"
+import { ByteSize, Clock, Effect, Layer, Metric, Option, Schema, type Types } from "effect"
 import {
   HttpIncomingMessage,
   HttpRouter,
@@ -10,6 +10,7 @@ import {
 import { randomUUID } from "node:crypto"
 import { CurrentRequestId, ErrorEnvelope } from "../api/Errors.ts"
 import { EngramConfig } from "../config.ts"
+import { httpRequests, routeOf } from "../observability/Metrics.ts"
 
 const codeForStatus: Record<number, readonly [code: string, message: string]> = {
   400: ["bad_request", "The request is malformed"],
@@ -149,6 +150,15 @@ export const RequestEnvelope = Layer.unwrap(Effect.gen(function*() {
         )
       )
     const finished = yield* Clock.currentTimeMillis
+    yield* Metric.update(
+      Metric.withAttributes(httpRequests, {
+        method: request.method,
+        // A 404 path is whatever a client sent: one label for all of them keeps the series few.
+        route: response.status === 404 ? "(not found)" : routeOf(request.url),
+        status: String(response.status)
+      }),
+      1
+    )
     yield* Effect.logInfo("request").pipe(
       Effect.annotateLogs({
         method: request.method,

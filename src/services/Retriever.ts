@@ -12,6 +12,7 @@ import { LexicalIndex } from "../stores/LexicalIndex.ts"
 import { Reranker } from "../adapters/Reranker.ts"
 import { type IndexedModel, VectorIndex } from "../stores/VectorIndex.ts"
 import { searchable } from "../stores/Searchable.ts"
+import { searchDuration, timed } from "../observability/Metrics.ts"
 import { ownedSources } from "../stores/SourceAccess.ts"
 
 export type RetrieverError =
@@ -167,7 +168,9 @@ export class Retriever extends Context.Service<Retriever, {
           return [...rescored, ...ranked.slice(head.length)]
         })
 
-      const search = Effect.fn("Retriever.search")(function*(input: SearchInput) {
+      const search = (input: SearchInput) => timed(searchDuration, { strategy: input.strategy }, searchOnce(input))
+
+      const searchOnce = Effect.fn("Retriever.search")(function*(input: SearchInput) {
         const started = yield* Clock.currentTimeMillis
         const sourceIds = yield* resolveSources(input.owner, input.sourceIds)
         const notices: Array<string> = []

@@ -56,6 +56,8 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   admins: [],
   corsOrigins: [],
   publicUrl: Option.none(),
+  metrics: false,
+  metricsToken: Option.none(),
   logLevel: "none",
   logFormat: "json",
   maxBodyBytes: 64 * 1024,
