@@ -5,6 +5,7 @@ import { EngramConfig } from "./config.ts"
 import { HttpServerLive } from "./http/Startup.ts"
 import { LoggingLive } from "./logging.ts"
 import { ServerLive } from "./server.ts"
+import { TracingLive } from "./observability/Tracing.ts"
 
 const ListeningLog = Layer.effectDiscard(
   HttpServer.addressFormattedWith((address) => Effect.logInfo("engram listening").pipe(
@@ -16,7 +17,8 @@ const Main = ListeningLog.pipe(
   Layer.provideMerge(ServerLive),
   Layer.provide(HttpServerLive),
   Layer.provide(LoggingLive),
-  Layer.provide(EngramConfig.layer)
+  Layer.provide(EngramConfig.layer),
+  Layer.provide(TracingLive)
 )
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()

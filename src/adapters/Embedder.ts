@@ -181,6 +181,12 @@ export class Embedder extends Context.Service<Embedder, {
         if (Option.isNone(backend)) {
           return yield* new EmbedError({ message: "no embedding model is available", transient: false })
         }
+        // GenAI semantic conventions: an embeddings operation of the loaded model.
+        yield* Effect.annotateCurrentSpan({
+          "gen_ai.operation.name": "embeddings",
+          "gen_ai.request.model": backend.value.model.name,
+          "engram.embed.passages": texts.length
+        })
         const vectors: Array<ReadonlyArray<number>> = []
         const started = performance.now()
         for (let i = 0; i < texts.length; i += settings.embedBatchSize) {

@@ -55,7 +55,7 @@ export class Pipeline extends Context.Service<Pipeline, {
         const [original] = yield* sql<{ format: Format; content: Uint8Array }>`
           SELECT d.format, o.content FROM documents d JOIN document_originals o ON o.document_id = d.id
           WHERE d.id = ${documentId}`.pipe(Effect.orDie)
-        if (original === undefined) return
+        if (original === undefined) return 0
         const parsed = yield* threads.run(
           { kind: "parse", format: original.format, bytes: original.content, maxChars: settings.parseMaxChars },
           settings.parseTimeoutSeconds * 1000
@@ -89,6 +89,7 @@ export class Pipeline extends Context.Service<Pipeline, {
             parse: { complete: false, chars_read: parsed.text.length, chars_total: parsed.charsTotal, reason: "char_limit" }
           })
         }
+        return original.content.byteLength
       })
 
       /**
@@ -242,11 +243,25 @@ export class Pipeline extends Context.Service<Pipeline, {
         for (const stage of stages.slice(from)) {
           const interrupted = yield* lifecycle.enter(job, stage)
           if (interrupted !== undefined) return interrupted
-          if (stage === "index") return yield* timed(stageDuration, { stage }, lifecycle.activate(job))
-          const chunks = yield* timed(stageDuration, { stage }, Effect.gen(function*() {
-            if (stage === "parse") yield* parse(job, documentId, version)
-            else if (stage === "chunk") return yield* chunk(documentId, version)
-            else if (stage === "extract") yield* extract(job, documentId, version)
+          // One span per stage, a child of the job's; its failure is recorded on it.
+          const traced = <A, E, R>(work: Effect.Effect<A, E, R>) =>
+            timed(stageDuration, { stage }, work).pipe(Effect.withSpan(`engram.stage.${stage}`, {
+              attributes: {
+                "engram.stage": stage,
+                "engram.document.id": documentId,
+                "engram.source.id": job.source_id ?? "",
+                "engram.job.attempt": job.attempts + 1
+              }
+            }))
+          if (stage === "index") return yield* traced(lifecycle.activate(job))
+          const chunks = yield* traced(Effect.gen(function*() {
+            if (stage === "parse") {
+              yield* Effect.annotateCurrentSpan("engram.document.bytes", yield* parse(job, documentId, version))
+            } else if (stage === "chunk") {
+              const made = yield* chunk(documentId, version)
+              yield* Effect.annotateCurrentSpan("engram.document.chunks", made)
+              return made
+            } else if (stage === "extract") yield* extract(job, documentId, version)
             else yield* embed(job, documentId, version)
             return undefined
           }))

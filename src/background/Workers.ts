@@ -1,4 +1,5 @@
 import { Context, Effect, Fiber, Layer, Option, Queue, Ref } from "effect"
+import { parentFromTraceParent } from "../observability/Tracing.ts"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import * as Os from "node:os"
@@ -45,7 +46,20 @@ export class Workers extends Context.Service<Workers, {
           yield* lifecycle.settle(job, exit).pipe(Effect.uninterruptible)
         }).pipe(
           Effect.annotateLogs({ job_id: job.id, job_kind: job.kind }),
-          Effect.withSpan("Workers.work", { attributes: { job: job.id } })
+          // The job continues the trace of the request that queued it (upload to ready in one trace).
+          Effect.withSpan(`engram.job.${job.kind}`, {
+            attributes: {
+              "engram.job.id": job.id,
+              "engram.job.kind": job.kind,
+              "engram.job.attempt": job.attempts + 1,
+              "engram.document.id": job.document_id ?? "",
+              "engram.source.id": job.source_id ?? ""
+            },
+            ...Option.match(parentFromTraceParent(job.trace_parent), {
+              onNone: () => ({ root: true }),
+              onSome: (parent) => ({ parent })
+            })
+          })
         )
 
       const loop = (worker: string) =>

@@ -181,6 +181,7 @@ export const RequestEnvelope = Layer.unwrap(Effect.gen(function*() {
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const requestId = validRequestId(request.headers["x-request-id"]) ?? randomUUID()
+      yield* Effect.annotateCurrentSpan("engram.request_id", requestId)
       return yield* serve(httpEffect, request, requestId).pipe(
         Effect.annotateLogs("request_id", requestId),
         Effect.provideService(CurrentRequestId, requestId)

@@ -8,6 +8,7 @@ import postings from "./0006_postings.ts"
 import documentDate from "./0007_document_date.ts"
 import chunkMessages from "./0008_chunk_messages.ts"
 import mcp from "./0011_mcp.ts"
+import jobTrace from "./0012_job_trace.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -19,7 +20,8 @@ const all = {
   "0006_postings": postings,
   "0007_document_date": documentDate,
   "0008_chunk_messages": chunkMessages,
-  "0011_mcp": mcp
+  "0011_mcp": mcp,
+  "0012_job_trace": jobTrace
 }
 
 export const migrations = Migrator.fromRecord(all)

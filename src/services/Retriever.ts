@@ -219,13 +219,15 @@ export class Retriever extends Context.Service<Retriever, {
           notices.push("there are no sources to search")
         }
 
-        const fused: ReadonlyArray<Fused> = input.strategy === "multi"
-          ? fuseRankings(lists, settings.fusionK)
-          : (lists[0]?.hits ?? []).map((hit, i) => ({
-            id: hit.id,
-            score: hit.score,
-            contributions: [{ list: lists[0]!.name, rank: i + 1, score: hit.score }]
-          }))
+        const fused: ReadonlyArray<Fused> = yield* Effect.sync(() =>
+          input.strategy === "multi"
+            ? fuseRankings(lists, settings.fusionK)
+            : (lists[0]?.hits ?? []).map((hit, i) => ({
+              id: hit.id,
+              score: hit.score,
+              contributions: [{ list: lists[0]!.name, rank: i + 1, score: hit.score }]
+            }))
+        ).pipe(Effect.withSpan("Retriever.fuse", { attributes: { "engram.search.lists": lists.length } }))
         const rerank = yield* rerankDecision(input, notices)
         const shortlist = fused.slice(0, Math.max(input.topK * shortlistPer, rerank ? settings.rerankCandidates : 0))
         const found = yield* details(shortlist.map((item) => item.id))
@@ -235,7 +237,7 @@ export class Retriever extends Context.Service<Retriever, {
           const reranked: RerankNote | null = null
           return [{ ...item, fusedScore: item.score, reranked, text: detail.text, detail }]
         })
-        const ordered = rerank ? yield* rerankTop(input.query, ranked) : ranked
+        const ordered = rerank ? yield* rerankTop(input.query, ranked).pipe(Effect.withSpan("Retriever.rerank")) : ranked
         const collapsed = collapseNearDuplicates(ordered).slice(0, input.topK)
         const results = collapsed.map((item) => ({
           chunk_id: item.id,

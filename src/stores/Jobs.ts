@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Option, Queue, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { JobKind, JobOut, JobStatus } from "../domain/Job.ts"
+import { currentTraceParent } from "../observability/Tracing.ts"
 
 export const JobRow = Schema.Struct({
   id: Schema.String,
@@ -20,6 +21,7 @@ export const JobRow = Schema.Struct({
   error_message: Schema.NullOr(Schema.String),
   error_stage: Schema.NullOr(Schema.String),
   result: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  trace_parent: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
   started_at: Schema.NullOr(Schema.Date),
   finished_at: Schema.NullOr(Schema.Date)
@@ -95,7 +97,8 @@ export class Jobs extends Context.Service<Jobs, {
           kind: JobKind,
           source_id: Schema.NullOr(Schema.String),
           document_id: Schema.NullOr(Schema.String),
-          document_version: Schema.NullOr(Schema.Int)
+          document_version: Schema.NullOr(Schema.Int),
+          trace_parent: Schema.NullOr(Schema.String)
         }),
         Result: JobRow,
         execute: (row) => sql`INSERT INTO jobs ${sql.insert({ ...row, status: "queued" })} RETURNING *`
@@ -146,15 +149,16 @@ export class Jobs extends Context.Service<Jobs, {
       const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
 
       return Jobs.of({
-        enqueue: Effect.fn("Jobs.enqueue")((input) =>
-          insert({
+        enqueue: Effect.fn("Jobs.enqueue")(function*(input) {
+          return yield* insert({
             owner_id: input.ownerId,
             kind: input.kind,
             source_id: input.sourceId ?? null,
             document_id: input.documentId ?? null,
-            document_version: input.documentVersion ?? null
+            document_version: input.documentVersion ?? null,
+            trace_parent: yield* currentTraceParent
           }).pipe(Effect.orDie)
-        ),
+        }),
         claim: Effect.fn("Jobs.claim")((worker, leaseSeconds) =>
           claimOne({ worker, lease: leaseSeconds }).pipe(Effect.orDie)
         ),

@@ -1,0 +1,64 @@
+import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
+import * as Resource from "@effect/opentelemetry/Resource"
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node"
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
+import { Effect, Layer, Option, Tracer } from "effect"
+import { engramVersion } from "../version.ts"
+
+/**
+ * Export is on when the standard OpenTelemetry variables ask for it: an OTLP endpoint
+ * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), not disabled by OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none. The OpenTelemetry SDK reads the rest itself: headers, sampler, batch settings.
+ */
+export const tracingRequested = (env: NodeJS.ProcessEnv = process.env) =>
+  (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? "") !== "" &&
+  env.OTEL_SDK_DISABLED?.toLowerCase() !== "true" &&
+  env.OTEL_TRACES_EXPORTER?.toLowerCase() !== "none"
+
+/**
+ * Traces over OTLP/HTTP through @effect/opentelemetry when requested; otherwise nothing is installed and spans
+ * stay in-process (no export, no SDK). The service name is OTEL_SERVICE_NAME, else "engram".
+ */
+export const TracingLive = Layer.unwrap(Effect.sync(() => {
+  if (!tracingRequested()) return Layer.empty
+  const Provider = Layer.effect(
+    OtelTracer.OtelTracerProvider,
+    Effect.gen(function*() {
+      const resource = yield* Resource.Resource
+      return yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] })
+        ),
+        // What is buffered is sent before the process ends, for at most 5 s.
+        (provider) =>
+          Effect.promise(() => provider.forceFlush().finally(() => provider.shutdown())).pipe(
+            Effect.ignore,
+            Effect.timeoutOption("5 seconds")
+          )
+      )
+    })
+  )
+  return OtelTracer.layer.pipe(
+    Layer.provide(Provider),
+    Layer.provide(Resource.layerFromEnv({
+      ...(process.env.OTEL_SERVICE_NAME === undefined ? { [ATTR_SERVICE_NAME]: "engram" } : {}),
+      [ATTR_SERVICE_VERSION]: engramVersion
+    }))
+  )
+}))
+
+/** The current span as a W3C traceparent (`00-<trace>-<span>-<flags>`), to hand a trace to a later job. */
+export const currentTraceParent: Effect.Effect<string | null> = Effect.currentSpan.pipe(
+  Effect.map((span) => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`),
+  Effect.orElseSucceed(() => null)
+)
+
+/** The span a traceparent names, as a parent for work that continues that trace. */
+export const parentFromTraceParent = (traceParent: string | null): Option.Option<Tracer.ExternalSpan> => {
+  const match = traceParent === null ? null : /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceParent)
+  return match === null
+    ? Option.none()
+    : Option.some(Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: match[3] === "01" }))
+}
