@@ -14,6 +14,7 @@ import { SourcesHandlers } from "./http/Sources.ts"
 import { CorsLive } from "./http/Cors.ts"
 import { RequestEnvelope } from "./http/Envelope.ts"
 import { SystemHandlers } from "./http/System.ts"
+import { TimelineHandlers } from "./http/Timeline.ts"
 import { StartupGate } from "./http/Startup.ts"
 import { RequestValidationLive } from "./http/Validation.ts"
 import { Agents } from "./services/Agents.ts"
@@ -35,6 +36,7 @@ import { Retriever } from "./services/Retriever.ts"
 import { Runs } from "./services/Runs.ts"
 import { Sources } from "./services/Sources.ts"
 import { Syncs } from "./services/Syncs.ts"
+import { Timeline } from "./services/Timeline.ts"
 import { VectorIndex } from "./stores/VectorIndex.ts"
 import { IndexReconciler, Workers } from "./background/Workers.ts"
 import { Settings } from "./services/Settings.ts"
@@ -68,6 +70,7 @@ export const AppServices = Runs.layer.pipe(
     LexicalIndex.layer,
     GraphSearch.layer,
     Graph.layer,
+    Timeline.layer,
     LlmClient.layer
   )),
   Layer.provideMerge(Db.layer)
@@ -84,6 +87,7 @@ const Routes = Layer.mergeAll(
         JobsHandlers,
         SearchHandlers,
         GraphHandlers,
+        TimelineHandlers,
         AgentsHandlers,
         RunsHandlers,
         CompatHandlers
