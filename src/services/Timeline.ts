@@ -172,38 +172,35 @@ export class Timeline extends Context.Service<Timeline, {
         const step = sql.literal(`interval '1 ${unit}'`)
         const truncate = sql.literal(`'${unit}'`)
 
+        // Ranking carries only the keys; the few top events are read in full afterwards.
         const rows = sourceIds.length === 0 ? [] : yield* sql<BucketRow>`
           WITH placed AS (
-            SELECT ev.id, ev.source_id, ev.document_id, ev.statement, ev.kind, ev.time_start,
-              coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision, ev.time_text, ev.time_relative,
-              ev.confidence,
-              date_trunc(${truncate}, ev.time_start AT TIME ZONE 'UTC') AS unit_start
+            SELECT ev.id, ev.time_start, coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision,
+              ev.confidence, date_trunc(${truncate}, ev.time_start AT TIME ZONE 'UTC') AS unit_start
             FROM events ev
             JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
             WHERE ${selected} AND ev.time_start IS NOT NULL
               ${from === null ? sql`` : sql`AND coalesce(ev.time_end, ev.time_start) > ${from}`}
               ${to === null ? sql`` : sql`AND ev.time_start < ${to}`}
-          ), keyed AS (
-            SELECT placed.*, (time_end AT TIME ZONE 'UTC') <= unit_start + ${step} AS fits
-            FROM placed
           ), bucketed AS (
-            SELECT keyed.*,
+            SELECT id, confidence, time_start, fits,
               CASE WHEN fits THEN unit_start ELSE time_start AT TIME ZONE 'UTC' END AS bucket_start,
               CASE WHEN fits THEN unit_start + ${step} ELSE time_end AT TIME ZONE 'UTC' END AS bucket_end,
               CASE WHEN fits THEN ${unit} ELSE coalesce(time_precision, 'day') END AS bucket_precision
-            FROM keyed
+            FROM (SELECT placed.*, (time_end AT TIME ZONE 'UTC') <= unit_start + ${step} AS fits FROM placed) keyed
           ), ranked AS (
-            SELECT bucketed.*,
+            SELECT id, fits, bucket_start, bucket_end, bucket_precision,
               count(*) OVER w AS count,
               row_number() OVER (w ORDER BY confidence DESC, time_start, id) AS rank
             FROM bucketed
             WINDOW w AS (PARTITION BY bucket_start, bucket_end, bucket_precision)
           )
           SELECT r.bucket_start AT TIME ZONE 'UTC' AS bucket_start, r.bucket_end AT TIME ZONE 'UTC' AS bucket_end,
-            r.bucket_precision, r.fits, r.count, r.id, r.source_id, r.document_id, r.statement, r.kind,
-            r.time_start, r.time_end, r.time_precision, r.time_text, r.time_relative, r.confidence, r.rank,
-            (SELECT count(*) FROM event_participants p WHERE p.event_id = r.id) AS participant_count
-          FROM ranked r
+            r.bucket_precision, r.fits, r.count, r.rank, ev.id, ev.source_id, ev.document_id, ev.statement, ev.kind,
+            ev.time_start, coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision, ev.time_text,
+            ev.time_relative, ev.confidence,
+            (SELECT count(*) FROM event_participants p WHERE p.event_id = ev.id) AS participant_count
+          FROM ranked r JOIN events ev ON ev.id = r.id
           WHERE r.rank <= ${Math.max(limit, 1)}
           ORDER BY r.bucket_start, r.bucket_end, r.bucket_precision, r.rank`.pipe(Effect.orDie)
 
