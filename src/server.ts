@@ -5,6 +5,7 @@ import { Api } from "./api/Api.ts"
 import { AgentsHandlers } from "./http/Agents.ts"
 import { AuthHandlers } from "./http/Auth.ts"
 import { DocumentsHandlers } from "./http/Documents.ts"
+import { ExplorationsHandlers } from "./http/Explorations.ts"
 import { GraphHandlers } from "./http/Graph.ts"
 import { JobsHandlers } from "./http/Jobs.ts"
 import { RunsHandlers } from "./http/Runs.ts"
@@ -22,6 +23,7 @@ import { Auth } from "./services/Auth.ts"
 import { Db } from "./adapters/Db.ts"
 import { Documents } from "./services/Documents.ts"
 import { Embedder } from "./adapters/Embedder.ts"
+import { Explorations } from "./services/Explorations.ts"
 import { Extractor } from "./adapters/Extractor.ts"
 import { Graph } from "./stores/Graph.ts"
 import { GraphSearch } from "./services/GraphSearch.ts"
@@ -48,7 +50,8 @@ const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Lifecycle.layer)
 )
 
-const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.layer).pipe(
+const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Explorations.layer).pipe(
+  Layer.provideMerge(Retriever.layer),
   Layer.provideMerge(Pipeline.layer),
   Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer)),
   Layer.provideMerge(IngestThreads.layer)
@@ -88,6 +91,7 @@ const Routes = Layer.mergeAll(
         SearchHandlers,
         GraphHandlers,
         TimelineHandlers,
+        ExplorationsHandlers,
         AgentsHandlers,
         RunsHandlers,
         CompatHandlers

@@ -3,6 +3,7 @@ import { AgentsApi } from "./Agents.ts"
 import { AuthApi } from "./Auth.ts"
 import { CompatApi } from "./Compat.ts"
 import { DocumentsApi } from "./Documents.ts"
+import { ExplorationsApi } from "./Explorations.ts"
 import { GraphApi } from "./Graph.ts"
 import { JobsApi } from "./Jobs.ts"
 import { SearchApi } from "./Search.ts"
@@ -22,6 +23,7 @@ export class Api extends HttpApi.make("engram")
   .add(SearchApi)
   .add(GraphApi)
   .add(TimelineApi)
+  .add(ExplorationsApi)
   .add(AgentsApi)
   .add(RunsApi)
   .add(CompatApi)
