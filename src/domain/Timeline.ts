@@ -54,7 +54,7 @@ export const TimelineBucket = Schema.Struct({
   }),
   count: Schema.Int.annotate({ description: "Events in the bucket" }),
   events: Schema.Array(TimelineEvent).annotate({
-    description: "The top events: highest confidence first, then most participants, earliest, by id"
+    description: "The top events: highest confidence first, then earliest, then by id"
   })
 }).annotate({ identifier: "TimelineBucket" })
 export type TimelineBucket = typeof TimelineBucket.Type

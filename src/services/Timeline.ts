@@ -45,12 +45,17 @@ const bucketsOver = (spanMs: number, unit: Granularity) => Math.ceil(spanMs / un
 
 const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
 
-interface BucketRow {
+interface RankedRow {
   readonly bucket_start: Date
   readonly bucket_end: Date
   readonly bucket_precision: string
   readonly fits: boolean
   readonly count: number | string
+  readonly rank: number | string
+  readonly id: string
+}
+
+interface EventDetailRow {
   readonly id: string
   readonly source_id: string
   readonly document_id: string
@@ -63,7 +68,6 @@ interface BucketRow {
   readonly time_relative: boolean
   readonly confidence: number
   readonly participant_count: number | string
-  readonly rank: number | string
 }
 
 /**
@@ -172,37 +176,45 @@ export class Timeline extends Context.Service<Timeline, {
         const step = sql.literal(`interval '1 ${unit}'`)
         const truncate = sql.literal(`'${unit}'`)
 
-        // Ranking carries only the keys; the few top events are read in full afterwards.
-        const rows = sourceIds.length === 0 ? [] : yield* sql<BucketRow>`
-          WITH placed AS (
-            SELECT ev.id, ev.time_start, coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision,
-              ev.confidence, date_trunc(${truncate}, ev.time_start AT TIME ZONE 'UTC') AS unit_start
-            FROM events ev
-            JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
-            WHERE ${selected} AND ev.time_start IS NOT NULL
-              ${from === null ? sql`` : sql`AND coalesce(ev.time_end, ev.time_start) > ${from}`}
-              ${to === null ? sql`` : sql`AND ev.time_start < ${to}`}
-          ), bucketed AS (
-            SELECT id, confidence, time_start, fits,
-              CASE WHEN fits THEN unit_start ELSE time_start AT TIME ZONE 'UTC' END AS bucket_start,
-              CASE WHEN fits THEN unit_start + ${step} ELSE time_end AT TIME ZONE 'UTC' END AS bucket_end,
-              CASE WHEN fits THEN ${unit} ELSE coalesce(time_precision, 'day') END AS bucket_precision
-            FROM (SELECT placed.*, (time_end AT TIME ZONE 'UTC') <= unit_start + ${step} AS fits FROM placed) keyed
-          ), ranked AS (
-            SELECT id, fits, bucket_start, bucket_end, bucket_precision,
-              count(*) OVER w AS count,
-              row_number() OVER (w ORDER BY confidence DESC, time_start, id) AS rank
-            FROM bucketed
-            WINDOW w AS (PARTITION BY bucket_start, bucket_end, bucket_precision)
-          )
-          SELECT r.bucket_start AT TIME ZONE 'UTC' AS bucket_start, r.bucket_end AT TIME ZONE 'UTC' AS bucket_end,
-            r.bucket_precision, r.fits, r.count, r.rank, ev.id, ev.source_id, ev.document_id, ev.statement, ev.kind,
-            ev.time_start, coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision, ev.time_text,
-            ev.time_relative, ev.confidence,
-            (SELECT count(*) FROM event_participants p WHERE p.event_id = ev.id) AS participant_count
-          FROM ranked r JOIN events ev ON ev.id = r.id
-          WHERE r.rank <= ${Math.max(limit, 1)}
-          ORDER BY r.bucket_start, r.bucket_end, r.bucket_precision, r.rank`.pipe(Effect.orDie)
+        // Ranking carries only the keys, sorted in memory (the default work_mem spills 100,000 rows to disk); the
+        // few top events are read in full afterwards, by id.
+        const ranked = sourceIds.length === 0 ? [] : yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SET LOCAL work_mem = '64MB'`
+          return yield* sql<RankedRow>`
+            WITH placed AS (
+              SELECT ev.id, ev.time_start, coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision,
+                ev.confidence, date_trunc(${truncate}, ev.time_start AT TIME ZONE 'UTC') AS unit_start
+              FROM events ev
+              JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
+              WHERE ${selected} AND ev.time_start IS NOT NULL
+                ${from === null ? sql`` : sql`AND coalesce(ev.time_end, ev.time_start) > ${from}`}
+                ${to === null ? sql`` : sql`AND ev.time_start < ${to}`}
+            ), bucketed AS (
+              SELECT id, confidence, time_start, fits,
+                CASE WHEN fits THEN unit_start ELSE time_start AT TIME ZONE 'UTC' END AS bucket_start,
+                CASE WHEN fits THEN unit_start + ${step} ELSE time_end AT TIME ZONE 'UTC' END AS bucket_end,
+                CASE WHEN fits THEN ${unit} ELSE coalesce(time_precision, 'day') END AS bucket_precision
+              FROM (SELECT placed.*, (time_end AT TIME ZONE 'UTC') <= unit_start + ${step} AS fits FROM placed) keyed
+            ), ranked AS (
+              SELECT id, fits, bucket_start, bucket_end, bucket_precision,
+                count(*) OVER w AS count,
+                row_number() OVER (w ORDER BY confidence DESC, time_start, id) AS rank
+              FROM bucketed
+              WINDOW w AS (PARTITION BY bucket_start, bucket_end, bucket_precision)
+            )
+            SELECT bucket_start AT TIME ZONE 'UTC' AS bucket_start, bucket_end AT TIME ZONE 'UTC' AS bucket_end,
+              bucket_precision, fits, count, rank, id
+            FROM ranked WHERE rank <= ${Math.max(limit, 1)}
+            ORDER BY bucket_start, bucket_end, bucket_precision, rank`
+        })).pipe(Effect.orDie)
+        const topIds = ranked.filter((row) => Number(row.rank) <= limit).map((row) => row.id)
+        const details = topIds.length === 0 ? [] : yield* sql<EventDetailRow>`
+          SELECT ev.id, ev.source_id, ev.document_id, ev.statement, ev.kind, ev.time_start,
+            coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision, ev.time_text, ev.time_relative,
+            ev.confidence, (SELECT count(*) FROM event_participants p WHERE p.event_id = ev.id) AS participant_count
+          FROM events ev WHERE ev.id = ANY(${topIds}::text[])`.pipe(Effect.orDie)
+        const detailById = new Map(details.map((row) => [row.id, row]))
+        const rows = ranked.map((row) => ({ ...row, detail: detailById.get(row.id) }))
 
         const buckets: Array<TimelineBucket & { events: Array<TimelineEvent> }> = []
         const coarser: Array<TimelineBucket & { events: Array<TimelineEvent> }> = []
@@ -227,22 +239,23 @@ export class Timeline extends Context.Service<Timeline, {
             if (spanStart === null || row.bucket_start < spanStart) spanStart = row.bucket_start
             if (spanEnd === null || row.bucket_end > spanEnd) spanEnd = row.bucket_end
           }
-          if (Number(row.rank) <= limit) {
+          const event = row.detail
+          if (Number(row.rank) <= limit && event !== undefined) {
             current!.events.push({
-              id: row.id,
-              source_id: row.source_id,
-              document_id: row.document_id,
-              statement: row.statement,
-              kind: row.kind,
+              id: event.id,
+              source_id: event.source_id,
+              document_id: event.document_id,
+              statement: event.statement,
+              kind: event.kind,
               time: {
-                start: row.time_start.toISOString(),
-                end: row.time_end.toISOString(),
-                precision: row.time_precision ?? "day",
-                text: row.time_text,
-                relative: row.time_relative
+                start: event.time_start.toISOString(),
+                end: event.time_end.toISOString(),
+                precision: event.time_precision ?? "day",
+                text: event.time_text,
+                relative: event.time_relative
               },
-              confidence: row.confidence,
-              participant_count: Number(row.participant_count)
+              confidence: event.confidence,
+              participant_count: Number(event.participant_count)
             })
           }
         }
