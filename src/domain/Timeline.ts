@@ -77,8 +77,8 @@ export const TimelineOut = Schema.Struct({
   }),
   coarser: Schema.Array(TimelineBucket).annotate({
     description: "Events known less precisely than a bucket (a year-only event on a month timeline) or straddling " +
-      "two buckets, grouped by their own time and precision, oldest first. They are never put on the bucket of " +
-      "their first day (1 January, the 1st of the month)."
+      "two buckets, grouped by their own period [start, end) (precision: that of its top event), oldest first. " +
+      "They are never put on the bucket of their first day (1 January, the 1st of the month)."
   })
 }).annotate({
   identifier: "TimelineOut",

@@ -176,8 +176,8 @@ export class Timeline extends Context.Service<Timeline, {
         const step = sql.literal(`interval '1 ${unit}'`)
         const truncate = sql.literal(`'${unit}'`)
 
-        // Ranking carries only the keys, sorted in memory (the default work_mem spills 100,000 rows to disk); the
-        // few top events are read in full afterwards, by id.
+        // Ranking carries only the keys, sorted in memory (the default work_mem spills 100,000 rows to disk) and
+        // without collation-aware text comparisons; a bucket is its period. The top events are then read by id.
         const ranked = sourceIds.length === 0 ? [] : yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`SET LOCAL work_mem = '64MB'`
           return yield* sql<RankedRow>`
@@ -198,14 +198,14 @@ export class Timeline extends Context.Service<Timeline, {
             ), ranked AS (
               SELECT id, fits, bucket_start, bucket_end, bucket_precision,
                 count(*) OVER w AS count,
-                row_number() OVER (w ORDER BY confidence DESC, time_start, id) AS rank
+                row_number() OVER (w ORDER BY confidence DESC, time_start, id COLLATE "C") AS rank
               FROM bucketed
-              WINDOW w AS (PARTITION BY bucket_start, bucket_end, bucket_precision)
+              WINDOW w AS (PARTITION BY bucket_start, bucket_end)
             )
             SELECT bucket_start AT TIME ZONE 'UTC' AS bucket_start, bucket_end AT TIME ZONE 'UTC' AS bucket_end,
               bucket_precision, fits, count, rank, id
             FROM ranked WHERE rank <= ${Math.max(limit, 1)}
-            ORDER BY bucket_start, bucket_end, bucket_precision, rank`
+            ORDER BY bucket_start, bucket_end, rank`
         })).pipe(Effect.orDie)
         const topIds = ranked.filter((row) => Number(row.rank) <= limit).map((row) => row.id)
         const details = topIds.length === 0 ? [] : yield* sql<EventDetailRow>`
@@ -224,7 +224,7 @@ export class Timeline extends Context.Service<Timeline, {
         let spanStart: Date | null = null
         let spanEnd: Date | null = null
         for (const row of rows) {
-          const key = `${row.bucket_start.toISOString()}|${row.bucket_end.toISOString()}|${row.bucket_precision}`
+          const key = `${row.bucket_start.toISOString()}|${row.bucket_end.toISOString()}`
           if (key !== currentKey) {
             currentKey = key
             current = {
