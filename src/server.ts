@@ -5,6 +5,7 @@ import { Api } from "./api/Api.ts"
 import { AgentsHandlers } from "./http/Agents.ts"
 import { AuthHandlers } from "./http/Auth.ts"
 import { DocumentsHandlers } from "./http/Documents.ts"
+import { ExplorationsHandlers } from "./http/Explorations.ts"
 import { GraphHandlers } from "./http/Graph.ts"
 import { JobsHandlers } from "./http/Jobs.ts"
 import { McpConfigHandlers } from "./http/Mcp.ts"
@@ -15,6 +16,7 @@ import { SourcesHandlers } from "./http/Sources.ts"
 import { CorsLive } from "./http/Cors.ts"
 import { RequestEnvelope } from "./http/Envelope.ts"
 import { SystemHandlers } from "./http/System.ts"
+import { TimelineHandlers } from "./http/Timeline.ts"
 import { StartupGate } from "./http/Startup.ts"
 import { RequestValidationLive } from "./http/Validation.ts"
 import { Agents } from "./services/Agents.ts"
@@ -22,6 +24,7 @@ import { Auth } from "./services/Auth.ts"
 import { Db } from "./adapters/Db.ts"
 import { Documents } from "./services/Documents.ts"
 import { Embedder } from "./adapters/Embedder.ts"
+import { Explorations } from "./services/Explorations.ts"
 import { Extractor } from "./adapters/Extractor.ts"
 import { Graph } from "./stores/Graph.ts"
 import { GraphSearch } from "./services/GraphSearch.ts"
@@ -36,6 +39,7 @@ import { Retriever } from "./services/Retriever.ts"
 import { Runs } from "./services/Runs.ts"
 import { Sources } from "./services/Sources.ts"
 import { Syncs } from "./services/Syncs.ts"
+import { Timeline } from "./services/Timeline.ts"
 import { VectorIndex } from "./stores/VectorIndex.ts"
 import { IndexReconciler, Workers } from "./background/Workers.ts"
 import { Settings } from "./services/Settings.ts"
@@ -50,7 +54,8 @@ const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Lifecycle.layer)
 )
 
-const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.layer).pipe(
+const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Explorations.layer).pipe(
+  Layer.provideMerge(Retriever.layer),
   Layer.provideMerge(Pipeline.layer),
   Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer)),
   Layer.provideMerge(IngestThreads.layer)
@@ -72,6 +77,7 @@ export const AppServices = Layer.mergeAll(Runs.layer, McpAccess.layer).pipe(
     LexicalIndex.layer,
     GraphSearch.layer,
     Graph.layer,
+    Timeline.layer,
     LlmClient.layer
   )),
   Layer.provideMerge(Db.layer)
@@ -89,6 +95,8 @@ const Routes = Layer.mergeAll(
         JobsHandlers,
         SearchHandlers,
         GraphHandlers,
+        TimelineHandlers,
+        ExplorationsHandlers,
         AgentsHandlers,
         RunsHandlers,
         CompatHandlers

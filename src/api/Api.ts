@@ -3,6 +3,7 @@ import { AgentsApi } from "./Agents.ts"
 import { AuthApi } from "./Auth.ts"
 import { CompatApi } from "./Compat.ts"
 import { DocumentsApi } from "./Documents.ts"
+import { ExplorationsApi } from "./Explorations.ts"
 import { GraphApi } from "./Graph.ts"
 import { JobsApi } from "./Jobs.ts"
 import { McpConfigApi } from "./Mcp.ts"
@@ -12,6 +13,7 @@ import { RunsApi } from "./Runs.ts"
 import { RequestValidation } from "./Validation.ts"
 import { engramVersion } from "../version.ts"
 import { SystemApi } from "./System.ts"
+import { TimelineApi } from "./Timeline.ts"
 
 export class Api extends HttpApi.make("engram")
   .add(SystemApi)
@@ -22,6 +24,8 @@ export class Api extends HttpApi.make("engram")
   .add(JobsApi)
   .add(SearchApi)
   .add(GraphApi)
+  .add(TimelineApi)
+  .add(ExplorationsApi)
   .add(AgentsApi)
   .add(RunsApi)
   .add(CompatApi)

@@ -12,7 +12,7 @@ export type ParticipantRole = typeof ParticipantRole.Type
 const Id = IdText
 
 /** An ISO 8601 date or date-time with an offset; a bare date is midnight UTC. Local times would be ambiguous. */
-const IsoInstant = Text.check(
+export const IsoInstant = Text.check(
   Schema.makeFilter(
     (s: string) =>
       /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(s) &&

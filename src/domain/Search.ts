@@ -8,12 +8,12 @@ export const Strategy = Schema.Literals(["vector", "lexical", "multi"]).annotate
 })
 export type Strategy = typeof Strategy.Type
 
-const Query = Text.check(
+export const Query = Text.check(
   characters(1, 4000),
   Schema.makeFilter((s: string) => s.trim().length >= 1, { message: "must not be empty" })
 ).annotate({ description: "1 to 4,000 characters (Unicode code points), not only whitespace" })
 
-const TopK = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 }, { message: "must be an integer from 1 to 50" }))
+export const TopK = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 50 }, { message: "must be an integer from 1 to 50" }))
 
 export const SourceSearchRequest = Schema.Struct({
   query: Query,

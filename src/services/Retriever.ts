@@ -266,9 +266,9 @@ export class Retriever extends Context.Service<Retriever, {
             const stored = yield* erasure.storableExploration({ sourceIds, hits: results })
             if (sourceIds.length > 0 && stored.sourceIds.length === 0) return null
             const [row] = yield* sql<{ id: string }>`
-              INSERT INTO explorations (owner_id, query, strategy, source_ids, results)
-              VALUES (${input.owner}, ${input.query}, ${input.strategy}, ${JSON.stringify(stored.sourceIds)}::jsonb,
-                ${JSON.stringify(stored.hits)}::jsonb)
+              INSERT INTO explorations (owner_id, kind, query, strategy, top_k, source_ids, results, saved_hit_count)
+              VALUES (${input.owner}, 'search', ${input.query}, ${input.strategy}, ${input.topK},
+                ${JSON.stringify(stored.sourceIds)}::jsonb, ${JSON.stringify(stored.hits)}::jsonb, ${stored.hits.length})
               RETURNING id`
             return row!.id
           })).pipe(Effect.orDie)

@@ -25,7 +25,7 @@ export interface StoredExploration<H extends Hit> {
 
 /**
  * Removes the copies of a source's or a document's text and ids that live outside its own rows (those go with the
- * foreign-key cascades): hits in saved explorations, answers and citations in runs and messages, the searched
+ * foreign-key cascades): hits and nodes in saved explorations, answers and citations in runs and messages, the searched
  * source in run traces, the document id on its jobs. Runs inside the deleting transaction, before the rows are
  * deleted, so a delete either leaves nothing behind or does not happen.
  */
@@ -107,6 +107,22 @@ export class Erasure extends Context.Service<Erasure, {
           ), '[]'::jsonb)
           WHERE x.source_ids @> jsonb_build_array(${sourceId}::text)`
 
+      /**
+       * Saved explorations lose the deleted documents and their events (and, for a source, its entities) from the
+       * nodes they started from or opened.
+       */
+      const forgetNodes = (owner: string, nodeIds: Statement.Fragment) =>
+        sql`
+          WITH gone AS (SELECT coalesce(array_agg(node), '{}'::text[]) AS ids FROM (${nodeIds}) n(node))
+          UPDATE explorations x SET seed_node_ids = x.seed_node_ids - gone.ids,
+            expanded_node_ids = x.expanded_node_ids - gone.ids
+          FROM gone
+          WHERE x.owner_id = ${owner} AND (x.seed_node_ids ?| gone.ids OR x.expanded_node_ids ?| gone.ids)`
+
+      const documentNodes = (documentIds: ReadonlyArray<string>) =>
+        sql`SELECT 'document:' || id FROM unnest(${documentIds}::text[]) AS d(id)
+          UNION ALL SELECT 'event:' || id FROM events WHERE document_id = ANY(${documentIds}::text[])`
+
       // Deletes lock the rows they remove first (FOR UPDATE), and writers of copies lock what they copy (FOR KEY
       // SHARE), so one of the two always sees the other's work. Both lock sources before documents, each by id, so
       // they never wait for each other in a cycle.
@@ -146,6 +162,8 @@ export class Erasure extends Context.Service<Erasure, {
         yield* sql`
           DELETE FROM explorations WHERE owner_id = ${owner} AND source_ids = jsonb_build_array(${sourceId}::text)`
         yield* forgetHits(sourceId, documentIds)
+        yield* forgetNodes(owner, sql`${documentNodes(documentIds)}
+          UNION ALL SELECT 'entity:' || id FROM entities WHERE source_id = ${sourceId}`)
         yield* sql`
           UPDATE explorations SET source_ids = source_ids - ${sourceId}::text
           WHERE source_ids @> jsonb_build_array(${sourceId}::text)`
@@ -162,6 +180,9 @@ export class Erasure extends Context.Service<Erasure, {
           yield* forgetAnswers(owner, documentIds, null)
         }
         for (const { source_id } of sources) yield* forgetHits(source_id, documentIds)
+        for (const owner of new Set(sources.map((row) => row.owner_id))) {
+          yield* forgetNodes(owner, documentNodes(documentIds))
+        }
         yield* sql`UPDATE jobs SET document_id = NULL WHERE document_id = ANY(${documentIds}::text[])`
       }, Effect.orDie)
 

@@ -1,0 +1,279 @@
+import { Context, Data, DateTime, Effect, Layer, Option } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import type { Granularity, TimelineBucket, TimelineEvent, TimelineOut } from "../domain/Timeline.ts"
+import type { UserId } from "../domain/User.ts"
+import type { Issue } from "./Sources.ts"
+import { searchable } from "../stores/Searchable.ts"
+import { ownedSources } from "../stores/SourceAccess.ts"
+
+export type TimelineError =
+  | { readonly _tag: "SourceNotFound"; readonly sourceId: string }
+  | { readonly _tag: "EntityNotFound" }
+  | { readonly _tag: "CommunityNotFound" }
+  | { readonly _tag: "InvalidQuery"; readonly issues: ReadonlyArray<Issue> }
+
+export class TimelineFailure extends Data.TaggedError("TimelineFailure")<{ readonly reason: TimelineError }> {}
+
+const fail = (reason: TimelineError) => Effect.fail(new TimelineFailure({ reason }))
+
+export interface TimelineOptions {
+  /** Each element may itself be comma-separated; undefined means every source of the owner. */
+  readonly sourceIds?: ReadonlyArray<string> | undefined
+  readonly entityId?: string | undefined
+  readonly communityId?: string | undefined
+  /** ISO instants; an event counts when its [start, end) overlaps [from, to). */
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+  readonly granularity?: Granularity | "auto" | undefined
+  /** Top events per bucket, 0..20. */
+  readonly limit?: number | undefined
+}
+
+const maxSources = 256
+/** auto takes the finest unit with at most this many buckets over the span. */
+const autoBuckets = 120
+/** An explicit granularity over a span that would hold more buckets than this is refused (422). */
+export const maxBuckets = 2000
+
+const day = 86_400_000
+/** The longest each unit can be, so span / unit never undercounts the buckets. */
+const unitLength: Record<Granularity, number> = { day, week: 7 * day, month: 31 * day, year: 366 * day }
+const units: ReadonlyArray<Granularity> = ["day", "week", "month", "year"]
+
+/** How many buckets of `unit` a span touches at most (one more for a span not aligned to the unit). */
+const bucketsOver = (spanMs: number, unit: Granularity) => Math.ceil(spanMs / unitLength[unit]) + 1
+
+const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
+
+interface RankedRow {
+  readonly bucket_start: Date
+  readonly bucket_end: Date
+  readonly bucket_precision: string
+  readonly fits: boolean
+  readonly count: number | string
+  readonly rank: number | string
+  readonly id: string
+}
+
+interface EventDetailRow {
+  readonly id: string
+  readonly source_id: string
+  readonly document_id: string
+  readonly statement: string
+  readonly kind: string
+  readonly time_start: Date
+  readonly time_end: Date
+  readonly time_precision: string | null
+  readonly time_text: string | null
+  readonly time_relative: boolean
+  readonly confidence: number
+  readonly participant_count: number | string
+}
+
+/**
+ * Dated events bucketed by calendar unit, in SQL. An event sits in the bucket of its start when its whole time
+ * fits in it; otherwise (known only to the year on a month timeline, or a week across two months) it is counted
+ * in its own period at its own precision, so nothing known to the year lands on 1 January.
+ */
+export class Timeline extends Context.Service<Timeline, {
+  readonly timeline: (owner: UserId, options: TimelineOptions) => Effect.Effect<TimelineOut, TimelineFailure>
+}>()("engram/Timeline") {
+  static readonly layer = Layer.effect(
+    Timeline,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const timelineSources = Effect.fnUntraced(function*(owner: UserId, requested: ReadonlyArray<string> | undefined) {
+        if (requested === undefined) return yield* ownedSources(sql, owner, undefined).pipe(Effect.orDie)
+        const ids = [...new Set(requested.flatMap((part) => part.split(",")).map((id) => id.trim()))]
+          .filter((id) => id.length > 0)
+        if (ids.length === 0 || ids.length > maxSources) {
+          return yield* fail({
+            _tag: "InvalidQuery",
+            issues: [{ path: "query.source_ids", message: `must name 1 to ${maxSources} sources` }]
+          })
+        }
+        return yield* ownedSources(sql, owner, ids).pipe(
+          Effect.catchTag("SourceNotOwned", ({ sourceId }) => fail({ _tag: "SourceNotFound", sourceId }))
+        )
+      })
+
+      /** Earliest start and latest start of the selected dated events, for choosing the unit. */
+      const extent = (sourceIds: ReadonlyArray<string>, entityId: string | undefined) =>
+        entityId === undefined
+          ? sql<{ first: Date | null; last: Date | null }>`
+              SELECT min(f.time_start) AS first, max(l.time_start) AS last
+              FROM unnest(${sourceIds}::text[]) AS s(id)
+              LEFT JOIN LATERAL (
+                SELECT ev.time_start FROM events ev
+                JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
+                WHERE ev.source_id = s.id AND ev.time_start IS NOT NULL ORDER BY ev.time_start LIMIT 1) f ON true
+              LEFT JOIN LATERAL (
+                SELECT ev.time_start FROM events ev
+                JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
+                WHERE ev.source_id = s.id AND ev.time_start IS NOT NULL ORDER BY ev.time_start DESC LIMIT 1) l ON true`
+          : sql<{ first: Date | null; last: Date | null }>`
+              SELECT min(ev.time_start) AS first, max(ev.time_start) AS last
+              FROM event_participants p JOIN events ev ON ev.id = p.event_id
+              JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
+              WHERE p.entity_id = ${entityId} AND ev.source_id = ANY(${sourceIds}::text[])`
+
+      /** The unit for the span: the requested one (422 when it makes too many buckets) or the auto choice. */
+      const chooseUnit = (requested: Granularity | "auto", spanMs: number) => {
+        if (requested !== "auto") {
+          return bucketsOver(spanMs, requested) > maxBuckets
+            ? fail({
+              _tag: "InvalidQuery",
+              issues: [{
+                path: "query.granularity",
+                message: `${requested} buckets over this span would be more than ${maxBuckets}: choose a coarser ` +
+                  "granularity or a narrower window (from, to)"
+              }]
+            })
+            : Effect.succeed(requested)
+        }
+        return Effect.succeed(units.find((unit) => bucketsOver(spanMs, unit) <= autoBuckets) ?? "year")
+      }
+
+      const timeline = Effect.fn("Timeline.timeline")(function*(owner: UserId, options: TimelineOptions) {
+        const from = options.from === undefined ? null : instant(options.from)
+        const to = options.to === undefined ? null : instant(options.to)
+        if (from !== null && to !== null && from >= to) {
+          return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "query.to", message: "must be after from" }] })
+        }
+        const sourceIds = yield* timelineSources(owner, options.sourceIds)
+        const entityId = options.entityId
+        if (entityId !== undefined) {
+          const found = sourceIds.length === 0 ? [] : yield* sql<{ id: string }>`
+            SELECT id FROM entities WHERE id = ${entityId} AND source_id = ANY(${sourceIds}::text[])`.pipe(Effect.orDie)
+          if (found.length === 0) return yield* fail({ _tag: "EntityNotFound" })
+        }
+        // Communities are the universe's aggregates; until they are stored, no id names one.
+        if (options.communityId !== undefined) return yield* fail({ _tag: "CommunityNotFound" })
+        const limit = options.limit ?? 3
+
+        const selected: Statement.Fragment = sql`ev.source_id = ANY(${sourceIds}::text[])
+          ${
+          entityId === undefined
+            ? sql``
+            : sql`AND ev.id IN (SELECT p.event_id FROM event_participants p WHERE p.entity_id = ${entityId})`
+        }`
+        const [undated] = yield* sql<{ count: number | string }>`
+          SELECT count(*) AS count FROM events ev
+          JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
+          WHERE ${selected} AND ev.time_start IS NULL`.pipe(Effect.orDie)
+
+        let spanMs: number
+        if (from !== null && to !== null) {
+          spanMs = to.getTime() - from.getTime()
+        } else {
+          const [bounds] = yield* extent(sourceIds, entityId).pipe(Effect.orDie)
+          const first = from ?? bounds?.first ?? null
+          const last = to ?? bounds?.last ?? null
+          spanMs = first === null || last === null ? 0 : Math.max(0, last.getTime() - first.getTime())
+        }
+        const unit = yield* chooseUnit(options.granularity ?? "auto", spanMs)
+        const step = sql.literal(`interval '1 ${unit}'`)
+        const truncate = sql.literal(`'${unit}'`)
+
+        // Ranking carries only the keys, sorted in memory (the default work_mem spills 100,000 rows to disk) and
+        // without collation-aware text comparisons; a bucket is its period. The top events are then read by id.
+        const ranked = sourceIds.length === 0 ? [] : yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SET LOCAL work_mem = '64MB'`
+          return yield* sql<RankedRow>`
+            WITH placed AS (
+              SELECT ev.id, ev.time_start, coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision,
+                ev.confidence, date_trunc(${truncate}, ev.time_start AT TIME ZONE 'UTC') AS unit_start
+              FROM events ev
+              JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
+              WHERE ${selected} AND ev.time_start IS NOT NULL
+                ${from === null ? sql`` : sql`AND coalesce(ev.time_end, ev.time_start) > ${from}`}
+                ${to === null ? sql`` : sql`AND ev.time_start < ${to}`}
+            ), bucketed AS (
+              SELECT id, confidence, time_start, fits,
+                CASE WHEN fits THEN unit_start ELSE time_start AT TIME ZONE 'UTC' END AS bucket_start,
+                CASE WHEN fits THEN unit_start + ${step} ELSE time_end AT TIME ZONE 'UTC' END AS bucket_end,
+                CASE WHEN fits THEN ${unit} ELSE coalesce(time_precision, 'day') END AS bucket_precision
+              FROM (SELECT placed.*, (time_end AT TIME ZONE 'UTC') <= unit_start + ${step} AS fits FROM placed) keyed
+            ), ranked AS (
+              SELECT id, fits, bucket_start, bucket_end, bucket_precision,
+                count(*) OVER w AS count,
+                row_number() OVER (w ORDER BY confidence DESC, time_start, id COLLATE "C") AS rank
+              FROM bucketed
+              WINDOW w AS (PARTITION BY bucket_start, bucket_end)
+            )
+            SELECT bucket_start AT TIME ZONE 'UTC' AS bucket_start, bucket_end AT TIME ZONE 'UTC' AS bucket_end,
+              bucket_precision, fits, count, rank, id
+            FROM ranked WHERE rank <= ${Math.max(limit, 1)}
+            ORDER BY bucket_start, bucket_end, rank`
+        })).pipe(Effect.orDie)
+        const topIds = ranked.filter((row) => Number(row.rank) <= limit).map((row) => row.id)
+        const details = topIds.length === 0 ? [] : yield* sql<EventDetailRow>`
+          SELECT ev.id, ev.source_id, ev.document_id, ev.statement, ev.kind, ev.time_start,
+            coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision, ev.time_text, ev.time_relative,
+            ev.confidence, (SELECT count(*) FROM event_participants p WHERE p.event_id = ev.id) AS participant_count
+          FROM events ev WHERE ev.id = ANY(${topIds}::text[])`.pipe(Effect.orDie)
+        const detailById = new Map(details.map((row) => [row.id, row]))
+        const rows = ranked.map((row) => ({ ...row, detail: detailById.get(row.id) }))
+
+        const buckets: Array<TimelineBucket & { events: Array<TimelineEvent> }> = []
+        const coarser: Array<TimelineBucket & { events: Array<TimelineEvent> }> = []
+        let current: (TimelineBucket & { events: Array<TimelineEvent> }) | undefined
+        let currentKey = ""
+        let dated = 0
+        let spanStart: Date | null = null
+        let spanEnd: Date | null = null
+        for (const row of rows) {
+          const key = `${row.bucket_start.toISOString()}|${row.bucket_end.toISOString()}`
+          if (key !== currentKey) {
+            currentKey = key
+            current = {
+              start: row.bucket_start.toISOString(),
+              end: row.bucket_end.toISOString(),
+              precision: row.bucket_precision,
+              count: Number(row.count),
+              events: []
+            }
+            dated += current.count
+            ;(row.fits ? buckets : coarser).push(current)
+            if (spanStart === null || row.bucket_start < spanStart) spanStart = row.bucket_start
+            if (spanEnd === null || row.bucket_end > spanEnd) spanEnd = row.bucket_end
+          }
+          const event = row.detail
+          if (Number(row.rank) <= limit && event !== undefined) {
+            current!.events.push({
+              id: event.id,
+              source_id: event.source_id,
+              document_id: event.document_id,
+              statement: event.statement,
+              kind: event.kind,
+              time: {
+                start: event.time_start.toISOString(),
+                end: event.time_end.toISOString(),
+                precision: event.time_precision ?? "day",
+                text: event.time_text,
+                relative: event.time_relative
+              },
+              confidence: event.confidence,
+              participant_count: Number(event.participant_count)
+            })
+          }
+        }
+        return {
+          granularity: unit,
+          from: from?.toISOString() ?? null,
+          to: to?.toISOString() ?? null,
+          span: spanStart === null || spanEnd === null
+            ? null
+            : { start: spanStart.toISOString(), end: spanEnd.toISOString() },
+          dated,
+          undated: Number(undated?.count ?? 0),
+          buckets,
+          coarser
+        } satisfies TimelineOut
+      })
+
+      return Timeline.of({ timeline })
+    })
+  )
+}
