@@ -14,6 +14,7 @@ import { SourcesHandlers } from "./http/Sources.ts"
 import { CorsLive } from "./http/Cors.ts"
 import { RequestEnvelope } from "./http/Envelope.ts"
 import { SystemHandlers } from "./http/System.ts"
+import { UniverseHandlers } from "./http/Universe.ts"
 import { StartupGate } from "./http/Startup.ts"
 import { RequestValidationLive } from "./http/Validation.ts"
 import { Agents } from "./services/Agents.ts"
@@ -37,8 +38,11 @@ import { Sources } from "./services/Sources.ts"
 import { Syncs } from "./services/Syncs.ts"
 import { VectorIndex } from "./stores/VectorIndex.ts"
 import { IndexReconciler, Workers } from "./background/Workers.ts"
+import { UniverseRecompute } from "./background/Universe.ts"
+import { UniverseMaps } from "./stores/Universe.ts"
 import { Settings } from "./services/Settings.ts"
 import { Users } from "./services/Users.ts"
+import { Universe } from "./services/Universe.ts"
 
 const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Documents.layer),
@@ -46,7 +50,7 @@ const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Lifecycle.layer)
 )
 
-const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Retriever.layer).pipe(
+const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, UniverseRecompute, Retriever.layer).pipe(
   Layer.provideMerge(Pipeline.layer),
   Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer)),
   Layer.provideMerge(IngestThreads.layer)
@@ -68,6 +72,8 @@ export const AppServices = Runs.layer.pipe(
     LexicalIndex.layer,
     GraphSearch.layer,
     Graph.layer,
+    UniverseMaps.layer,
+    Universe.layer,
     LlmClient.layer
   )),
   Layer.provideMerge(Db.layer)
@@ -84,6 +90,7 @@ const Routes = Layer.mergeAll(
         JobsHandlers,
         SearchHandlers,
         GraphHandlers,
+        UniverseHandlers,
         AgentsHandlers,
         RunsHandlers,
         CompatHandlers

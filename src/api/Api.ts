@@ -11,6 +11,7 @@ import { RunsApi } from "./Runs.ts"
 import { RequestValidation } from "./Validation.ts"
 import { engramVersion } from "../version.ts"
 import { SystemApi } from "./System.ts"
+import { UniverseApi } from "./Universe.ts"
 
 export class Api extends HttpApi.make("engram")
   .add(SystemApi)
@@ -20,6 +21,7 @@ export class Api extends HttpApi.make("engram")
   .add(JobsApi)
   .add(SearchApi)
   .add(GraphApi)
+  .add(UniverseApi)
   .add(AgentsApi)
   .add(RunsApi)
   .add(CompatApi)

@@ -7,6 +7,7 @@ import graph from "./0005_graph.ts"
 import postings from "./0006_postings.ts"
 import documentDate from "./0007_document_date.ts"
 import chunkMessages from "./0008_chunk_messages.ts"
+import universe from "./0009_universe.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -17,7 +18,8 @@ const all = {
   "0005_graph": graph,
   "0006_postings": postings,
   "0007_document_date": documentDate,
-  "0008_chunk_messages": chunkMessages
+  "0008_chunk_messages": chunkMessages,
+  "0009_universe": universe
 }
 
 export const migrations = Migrator.fromRecord(all)
