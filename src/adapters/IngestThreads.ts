@@ -17,10 +17,10 @@ type Reply = { readonly id: number; readonly ok?: unknown; readonly failure?: Ta
 export type RunTask = <T extends IngestTask>(task: T, limitMillis: number) => Effect.Effect<IngestTaskResult<T>, IngestTaskError>
 
 /**
- * A pool of `size` worker threads (src/ingest/worker.ts), each running one task at a time, stopped with the scope.
- * A task past its time limit has its thread stopped (a new one replaces it).
+ * A pool of `size` worker threads running `script` (src/ingest/worker.ts by default), each running one task at a
+ * time, stopped with the scope. A task past its time limit has its thread stopped (a new one replaces it).
  */
-export const makeThreads = (size: number) =>
+export const makeThreads = (size: number, script: URL = new URL("../ingest/worker.ts", import.meta.url)) =>
   Effect.gen(function*() {
     const permits = yield* Semaphore.make(size)
     const idle: Array<Worker> = []
@@ -32,7 +32,7 @@ export const makeThreads = (size: number) =>
     )
 
     const start = () => {
-      const thread = new Worker(new URL("../ingest/worker.ts", import.meta.url))
+      const thread = new Worker(script)
       thread.unref()
       // A thread's uncaught error is followed by its exit, which fails the task it was running.
       thread.on("error", () => {})

@@ -42,7 +42,8 @@ export const mapInputOf = (graph: SourceGraph): MapInput => {
 export const UniverseRecompute = Layer.effectDiscard(Effect.gen(function*() {
   const settings = yield* EngramConfig
   const maps = yield* UniverseMaps
-  const run = yield* makeThreads(1)
+  // A thread of its own, loading only the map code: ingestion threads never wait behind a map.
+  const run = yield* makeThreads(1, new URL("./universeWorker.ts", import.meta.url))
   const tick = Math.min(1000, Math.max(50, Math.floor(settings.universeSettleMs / 2)))
 
   const recompute = Effect.fn("Universe.recompute")(function*(claim: Claim) {
