@@ -63,6 +63,8 @@ export interface EngramSettings {
   readonly llmTimeoutSeconds: number
   readonly llmMaxRetries: number
   readonly answerContextTokens: number
+  /** Quiet time after the last graph change before a source's universe map is recomputed. */
+  readonly universeSettleMs: number
 }
 
 const withMessage = (message: string) => ({ message })
@@ -239,7 +241,8 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   llmModel: setting(NonEmpty, "ENGRAM_LLM_MODEL", "gpt-4o-mini"),
   llmTimeoutSeconds: setting(integerBetween(1, 3600), "ENGRAM_LLM_TIMEOUT_SECONDS", 120),
   llmMaxRetries: setting(integerBetween(0, 10), "ENGRAM_LLM_MAX_RETRIES", 2),
-  answerContextTokens: setting(integerBetween(256, 200_000), "ENGRAM_ANSWER_CONTEXT_TOKENS", 3000)
+  answerContextTokens: setting(integerBetween(256, 200_000), "ENGRAM_ANSWER_CONTEXT_TOKENS", 3000),
+  universeSettleMs: setting(integerBetween(0, 600_000), "ENGRAM_UNIVERSE_SETTLE_MS", 2000)
 }).pipe(Config.map(({ host, ...settings }) => ({
   ...settings,
   // Name-only login lets anyone who reaches the port sign in as anyone: it listens on this machine only

@@ -17,6 +17,7 @@ import { CorsLive } from "./http/Cors.ts"
 import { RequestEnvelope } from "./http/Envelope.ts"
 import { SystemHandlers } from "./http/System.ts"
 import { TimelineHandlers } from "./http/Timeline.ts"
+import { UniverseHandlers } from "./http/Universe.ts"
 import { StartupGate } from "./http/Startup.ts"
 import { RequestValidationLive } from "./http/Validation.ts"
 import { Agents } from "./services/Agents.ts"
@@ -42,11 +43,14 @@ import { Syncs } from "./services/Syncs.ts"
 import { Timeline } from "./services/Timeline.ts"
 import { VectorIndex } from "./stores/VectorIndex.ts"
 import { IndexReconciler, Workers } from "./background/Workers.ts"
+import { UniverseRecompute } from "./background/Universe.ts"
+import { UniverseMaps } from "./stores/Universe.ts"
 import { Settings } from "./services/Settings.ts"
 import { Users } from "./services/Users.ts"
 import { McpAccess } from "./services/McpAccess.ts"
 import { McpEndpoint } from "./mcp/Endpoint.ts"
 import { MetricsRoute } from "./observability/Metrics.ts"
+import { Universe } from "./services/Universe.ts"
 
 const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Documents.layer),
@@ -54,7 +58,7 @@ const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Lifecycle.layer)
 )
 
-const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, Explorations.layer).pipe(
+const Processing = Layer.mergeAll(Workers.layer, IndexReconciler, UniverseRecompute, Explorations.layer).pipe(
   Layer.provideMerge(Retriever.layer),
   Layer.provideMerge(Pipeline.layer),
   Layer.provideMerge(Layer.mergeAll(VectorIndex.layer, Extractor.layer)),
@@ -78,6 +82,8 @@ export const AppServices = Layer.mergeAll(Runs.layer, McpAccess.layer).pipe(
     GraphSearch.layer,
     Graph.layer,
     Timeline.layer,
+    UniverseMaps.layer,
+    Universe.layer,
     LlmClient.layer
   )),
   Layer.provideMerge(Db.layer)
@@ -97,6 +103,7 @@ const Routes = Layer.mergeAll(
         GraphHandlers,
         TimelineHandlers,
         ExplorationsHandlers,
+        UniverseHandlers,
         AgentsHandlers,
         RunsHandlers,
         CompatHandlers

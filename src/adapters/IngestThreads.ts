@@ -13,6 +13,108 @@ export class IngestTaskError extends Data.TaggedError("IngestTaskError")<{
 
 type Reply = { readonly id: number; readonly ok?: unknown; readonly failure?: TaskFailure }
 
+/** Runs one task on a thread of the pool within `limitMillis`. */
+export type RunTask = <T extends IngestTask>(task: T, limitMillis: number) => Effect.Effect<IngestTaskResult<T>, IngestTaskError>
+
+/**
+ * A pool of `size` worker threads running `script` (src/ingest/worker.ts by default), each running one task at a
+ * time, stopped with the scope. A task past its time limit has its thread stopped (a new one replaces it).
+ */
+export const makeThreads = (size: number, script: URL = new URL("../ingest/worker.ts", import.meta.url)) =>
+  Effect.gen(function*() {
+    const permits = yield* Semaphore.make(size)
+    const idle: Array<Worker> = []
+    const live = new Set<Worker>()
+    let next = 0
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => Promise.all([...live].map((thread) => thread.terminate()))).pipe(Effect.ignore)
+    )
+
+    const start = () => {
+      const thread = new Worker(script)
+      thread.unref()
+      // A thread's uncaught error is followed by its exit, which fails the task it was running.
+      thread.on("error", () => {})
+      live.add(thread)
+      return thread
+    }
+
+    const stop = (thread: Worker) => {
+      live.delete(thread)
+      void thread.terminate()
+    }
+
+    const acquire = Effect.try({
+      try: () => idle.pop() ?? start(),
+      catch: (error) =>
+        new IngestTaskError({ reason: "crashed", code: "thread_unavailable", message: String(error), permanent: false })
+    })
+
+    const onThread = (task: IngestTask, thread: Worker) =>
+      Effect.callback<unknown, IngestTaskError>((resume) => {
+        const id = next++
+        const detach = () => {
+          thread.off("message", onMessage)
+          thread.off("exit", onExit)
+        }
+        const onMessage = (reply: Reply) => {
+          if (reply.id !== id) return
+          detach()
+          idle.push(thread)
+          resume(
+            reply.failure === undefined
+              ? Effect.succeed(reply.ok)
+              : Effect.fail(new IngestTaskError({ reason: "failed", ...reply.failure }))
+          )
+        }
+        const onExit = () => {
+          detach()
+          live.delete(thread)
+          resume(Effect.fail(
+            new IngestTaskError({
+              reason: "crashed",
+              code: "thread_crashed",
+              message: "The worker thread stopped while processing the document",
+              permanent: false
+            })
+          ))
+        }
+        thread.on("message", onMessage)
+        thread.once("exit", onExit)
+        thread.postMessage({ id, task })
+        // Interrupted (time limit, shutdown): the thread may be busy for long, so it is stopped, not reused.
+        return Effect.sync(() => {
+          detach()
+          stop(thread)
+        })
+      })
+
+    const run = <T extends IngestTask>(task: T, limitMillis: number) =>
+      permits.withPermits(1)(
+        acquire.pipe(
+          Effect.flatMap((thread) => onThread(task, thread)),
+          Effect.timeoutOrElse({
+            duration: `${Math.max(1, Math.round(limitMillis))} millis`,
+            orElse: () =>
+              Effect.fail(
+                new IngestTaskError({
+                  reason: "timeout",
+                  code: `${task.kind}_timeout`,
+                  message: `The ${task.kind} stage took longer than its limit of ${Math.round(limitMillis / 1000)} s`,
+                  permanent: true
+                })
+              )
+          })
+        )
+      ).pipe(Effect.withSpan("IngestThreads.run", { attributes: { task: task.kind } })) as Effect.Effect<
+        IngestTaskResult<T>,
+        IngestTaskError
+      >
+
+    return run as RunTask
+  })
+
 /**
  * The worker threads that run CPU-heavy ingestion work (parsing, chunking, rule extraction; src/ingest/tasks.ts)
  * off the thread that serves requests: one thread per ingestion worker (ENGRAM_WORKER_CONCURRENCY, at least one),
@@ -26,97 +128,7 @@ export class IngestThreads extends Context.Service<IngestThreads, {
     IngestThreads,
     Effect.gen(function*() {
       const settings = yield* EngramConfig
-      const size = Math.max(1, settings.workerConcurrency)
-      const permits = yield* Semaphore.make(size)
-      const idle: Array<Worker> = []
-      const live = new Set<Worker>()
-      let next = 0
-
-      yield* Effect.addFinalizer(() =>
-        Effect.promise(() => Promise.all([...live].map((thread) => thread.terminate()))).pipe(Effect.ignore)
-      )
-
-      const start = () => {
-        const thread = new Worker(new URL("../ingest/worker.ts", import.meta.url))
-        thread.unref()
-        // A thread's uncaught error is followed by its exit, which fails the task it was running.
-        thread.on("error", () => {})
-        live.add(thread)
-        return thread
-      }
-
-      const stop = (thread: Worker) => {
-        live.delete(thread)
-        void thread.terminate()
-      }
-
-      const acquire = Effect.try({
-        try: () => idle.pop() ?? start(),
-        catch: (error) =>
-          new IngestTaskError({ reason: "crashed", code: "thread_unavailable", message: String(error), permanent: false })
-      })
-
-      const onThread = (task: IngestTask, thread: Worker) =>
-        Effect.callback<unknown, IngestTaskError>((resume) => {
-          const id = next++
-          const detach = () => {
-            thread.off("message", onMessage)
-            thread.off("exit", onExit)
-          }
-          const onMessage = (reply: Reply) => {
-            if (reply.id !== id) return
-            detach()
-            idle.push(thread)
-            resume(
-              reply.failure === undefined
-                ? Effect.succeed(reply.ok)
-                : Effect.fail(new IngestTaskError({ reason: "failed", ...reply.failure }))
-            )
-          }
-          const onExit = () => {
-            detach()
-            live.delete(thread)
-            resume(Effect.fail(
-              new IngestTaskError({
-                reason: "crashed",
-                code: "thread_crashed",
-                message: "The worker thread stopped while processing the document",
-                permanent: false
-              })
-            ))
-          }
-          thread.on("message", onMessage)
-          thread.once("exit", onExit)
-          thread.postMessage({ id, task })
-          // Interrupted (time limit, shutdown): the thread may be busy for long, so it is stopped, not reused.
-          return Effect.sync(() => {
-            detach()
-            stop(thread)
-          })
-        })
-
-      const run = <T extends IngestTask>(task: T, limitMillis: number) =>
-        permits.withPermits(1)(
-          acquire.pipe(
-            Effect.flatMap((thread) => onThread(task, thread)),
-            Effect.timeoutOrElse({
-              duration: `${Math.max(1, Math.round(limitMillis))} millis`,
-              orElse: () =>
-                Effect.fail(
-                  new IngestTaskError({
-                    reason: "timeout",
-                    code: `${task.kind}_timeout`,
-                    message: `The ${task.kind} stage took longer than its limit of ${Math.round(limitMillis / 1000)} s`,
-                    permanent: true
-                  })
-                )
-            })
-          )
-        ).pipe(Effect.withSpan("IngestThreads.run", { attributes: { task: task.kind } })) as Effect.Effect<
-          IngestTaskResult<T>,
-          IngestTaskError
-        >
-
+      const run = yield* makeThreads(Math.max(1, settings.workerConcurrency))
       return IngestThreads.of({ run })
     })
   )

@@ -14,6 +14,7 @@ import { RequestValidation } from "./Validation.ts"
 import { engramVersion } from "../version.ts"
 import { SystemApi } from "./System.ts"
 import { TimelineApi } from "./Timeline.ts"
+import { UniverseApi } from "./Universe.ts"
 
 export class Api extends HttpApi.make("engram")
   .add(SystemApi)
@@ -26,6 +27,7 @@ export class Api extends HttpApi.make("engram")
   .add(GraphApi)
   .add(TimelineApi)
   .add(ExplorationsApi)
+  .add(UniverseApi)
   .add(AgentsApi)
   .add(RunsApi)
   .add(CompatApi)

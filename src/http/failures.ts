@@ -4,6 +4,7 @@ import type { AgentsFailure } from "../services/Agents.ts"
 import type { DocumentsFailure } from "../services/Documents.ts"
 import type { GraphFailure } from "../stores/Graph.ts"
 import type { SourcesFailure } from "../services/Sources.ts"
+import type { UniverseFailure } from "../services/Universe.ts"
 
 const invalidCursor = () => httpError(BadRequest, "invalid_cursor", "The cursor is not one this API returned")
 
@@ -68,6 +69,20 @@ export const graphFailure = (failure: GraphFailure) => {
       return Effect.fail(httpError(NotFound, "entity_not_found", "No such entity"))
     case "EventNotFound":
       return Effect.fail(httpError(NotFound, "event_not_found", "No such event"))
+    case "InvalidCursor":
+      return Effect.fail(invalidCursor())
+    case "InvalidQuery":
+      return Effect.fail(ValidationFailed.create(failure.reason.issues))
+  }
+}
+
+/** Universe failures: another user's node or source is answered exactly like a missing one. */
+export const universeFailure = (failure: UniverseFailure) => {
+  switch (failure.reason._tag) {
+    case "SourceNotFound":
+      return Effect.fail(httpError(NotFound, "source_not_found", `No such source: ${failure.reason.sourceId}`))
+    case "NodeNotFound":
+      return Effect.fail(httpError(NotFound, "node_not_found", "No such node"))
     case "InvalidCursor":
       return Effect.fail(invalidCursor())
     case "InvalidQuery":

@@ -1,12 +1,14 @@
 /**
- * The CPU-heavy ingestion work that runs on worker threads (adapters/IngestThreads.ts), never on the thread that
- * serves requests: parsing, chunking and rule extraction. Each task is plain data in and out.
+ * The CPU-heavy background work that runs on worker threads (adapters/IngestThreads.ts), never on the thread that
+ * serves requests: parsing, chunking, rule extraction, and the universe map of a source. Each task is plain data
+ * in and out.
  */
 import { chunkParsed, type ChunkDraft, type ChunkOptions } from "./chunk.ts"
 import type { Parsed } from "./Parsed.ts"
 import { type Format, parseDocument, Unparseable } from "./parse/index.ts"
 import type { Extraction, ExtractionInput } from "../extract/Extraction.ts"
 import { extractRulesUntil } from "../extract/rules.ts"
+import { computeMap, type MapInput, type MapOutput } from "../background/universeMap.ts"
 
 export type IngestTask =
   | { readonly kind: "parse"; readonly format: Format; readonly bytes: Uint8Array; readonly maxChars: number }
@@ -14,6 +16,7 @@ export type IngestTask =
   | { readonly kind: "chunk"; readonly text: string; readonly blocksJson: string; readonly options: ChunkOptions }
   /** `milliseconds`: no chunk is parsed once they have passed (the thread's own clock). */
   | { readonly kind: "extract"; readonly input: ExtractionInput; readonly milliseconds: number }
+  | { readonly kind: "map"; readonly input: MapInput }
 
 export interface ParseResult {
   readonly text: string
@@ -31,6 +34,7 @@ export interface ExtractResult {
 
 export type IngestTaskResult<T extends IngestTask> = T["kind"] extends "parse" ? ParseResult
   : T["kind"] extends "chunk" ? ReadonlyArray<ChunkDraft>
+  : T["kind"] extends "map" ? MapOutput
   : ExtractResult
 
 /** A task's failure as it crosses the thread boundary: Unparseable content is permanent. */
@@ -53,7 +57,9 @@ export const cutParsed = (parsed: Parsed, maxChars: number): Parsed => {
   return { text: parsed.text.slice(0, maxChars), blocks }
 }
 
-export const runTask = async (task: IngestTask): Promise<ParseResult | ReadonlyArray<ChunkDraft> | ExtractResult> => {
+export const runTask = async (
+  task: IngestTask
+): Promise<ParseResult | ReadonlyArray<ChunkDraft> | ExtractResult | MapOutput> => {
   switch (task.kind) {
     case "parse": {
       const whole = await parseDocument(task.format, task.bytes)
@@ -69,6 +75,8 @@ export const runTask = async (task: IngestTask): Promise<ParseResult | ReadonlyA
       return chunkParsed({ text: task.text, blocks: JSON.parse(task.blocksJson) as Parsed["blocks"] }, task.options)
     case "extract":
       return extractRulesUntil(task.input, performance.now() + task.milliseconds)
+    case "map":
+      return computeMap(task.input)
   }
 }
 

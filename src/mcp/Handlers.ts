@@ -10,6 +10,7 @@ import { McpAccess, type McpCaller } from "../services/McpAccess.ts"
 import { Retriever } from "../services/Retriever.ts"
 import { Runs } from "../services/Runs.ts"
 import { Sources } from "../services/Sources.ts"
+import { Universe } from "../services/Universe.ts"
 import { Graph } from "../stores/Graph.ts"
 import { Jobs } from "../stores/Jobs.ts"
 import { McpCallerRef } from "./Caller.ts"
@@ -55,6 +56,7 @@ export const EngramToolHandlers = EngramTools.toLayer(Effect.gen(function*() {
   const runs = yield* Runs
   const jobs = yield* Jobs
   const server = yield* McpServer.McpServer
+  const universe = yield* Universe
 
   /** The requested sources, each reachable, or the reachable ones; a foreign id fails like an unknown one. */
   const within = (caller: McpCaller, requested: ReadonlyArray<string> | undefined) =>
@@ -232,6 +234,24 @@ export const EngramToolHandlers = EngramTools.toLayer(Effect.gen(function*() {
           limit: params.limit ?? 50
         }).pipe(Effect.catch(() => fail(`No source with id ${sourceId}`)))
         return { events: page.items, more: page.next_cursor !== null }
+      }),
+
+    explore: (params) =>
+      Effect.gen(function*() {
+        const caller = yield* McpCallerRef
+        const reachable = yield* access.reachable(caller)
+        if (reachable.length === 0) return yield* fail(`No node with id ${params.node_id}`)
+        return yield* universe.expand(caller.owner, { ...params, source_ids: reachable }).pipe(
+          Effect.catch(({ reason }) =>
+            fail(
+              reason._tag === "InvalidCursor"
+                ? "The cursor does not belong to this expansion"
+                : reason._tag === "InvalidQuery"
+                ? `Invalid arguments: ${reason.issues.map((issue) => `${issue.path} ${issue.message}`).join("; ")}`
+                : `No node with id ${params.node_id}`
+            )
+          )
+        )
       }),
 
     ask: (params) =>

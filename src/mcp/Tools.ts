@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { EntityDetail, EventOut } from "../domain/Graph.ts"
+import { ExpandOut, ExpandRequest } from "../domain/Universe.ts"
 import { Strategy } from "../domain/Search.ts"
 import { IsoDateTime } from "../domain/Document.ts"
 import { IdText, textOf, trimmedTextOf } from "../domain/Text.ts"
@@ -127,6 +128,22 @@ export const TimelineTool = Tool.make("timeline", {
   success: Schema.Struct({ events: Schema.Array(EventOut), more: Schema.Boolean })
 }).annotate(Tool.Readonly, true)
 
+export const ExploreTool = Tool.make("explore", {
+  ...common,
+  description: "Walk the knowledge map from a node: a community's entities, an entity's events, related entities " +
+    "and documents, an event's participants and passages, a document's entities and events, ranked by evidence " +
+    "and paginated (next_cursor). Node ids look like entity:<id>, event:<id>, document:<id>, community:<source>:<n>.",
+  parameters: Schema.Struct({
+    node_id: ExpandRequest.fields.node_id,
+    kinds: ExpandRequest.fields.kinds,
+    from: ExpandRequest.fields.from,
+    to: ExpandRequest.fields.to,
+    limit: ExpandRequest.fields.limit,
+    cursor: ExpandRequest.fields.cursor
+  }),
+  success: ExpandOut
+}).annotate(Tool.Readonly, true)
+
 export const AskTool = Tool.make("ask", {
   ...common,
   description: "Ask an agent (see list_agents) a question; it searches its sources and answers with citations. " +
@@ -180,6 +197,7 @@ export const EngramTools = Toolkit.make(
   GetDocumentTool,
   GetEntityTool,
   TimelineTool,
+  ExploreTool,
   AskTool,
   AddMemoryTool,
   JobStatusTool

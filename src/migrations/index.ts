@@ -7,6 +7,7 @@ import graph from "./0005_graph.ts"
 import postings from "./0006_postings.ts"
 import documentDate from "./0007_document_date.ts"
 import chunkMessages from "./0008_chunk_messages.ts"
+import universe from "./0009_universe.ts"
 import explorations from "./0010_explorations.ts"
 import mcp from "./0011_mcp.ts"
 import jobTrace from "./0012_job_trace.ts"
@@ -21,6 +22,7 @@ const all = {
   "0006_postings": postings,
   "0007_document_date": documentDate,
   "0008_chunk_messages": chunkMessages,
+  "0009_universe": universe,
   "0010_explorations": explorations,
   "0011_mcp": mcp,
   "0012_job_trace": jobTrace

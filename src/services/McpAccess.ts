@@ -12,6 +12,7 @@ export const mcpToolNames = [
   "get_document",
   "get_entity",
   "timeline",
+  "explore",
   "ask",
   "add_memory",
   "job_status"

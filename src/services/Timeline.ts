@@ -99,8 +99,9 @@ export class Timeline extends Context.Service<Timeline, {
       })
 
       /** Earliest start and latest start of the selected dated events, for choosing the unit. */
-      const extent = (sourceIds: ReadonlyArray<string>, entityId: string | undefined) =>
-        entityId === undefined
+      /** First and last dated event: per source by index, or among the events `participants` selects. */
+      const extent = (sourceIds: ReadonlyArray<string>, participants: Statement.Fragment | null) =>
+        participants === null
           ? sql<{ first: Date | null; last: Date | null }>`
               SELECT min(f.time_start) AS first, max(l.time_start) AS last
               FROM unnest(${sourceIds}::text[]) AS s(id)
@@ -114,9 +115,9 @@ export class Timeline extends Context.Service<Timeline, {
                 WHERE ev.source_id = s.id AND ev.time_start IS NOT NULL ORDER BY ev.time_start DESC LIMIT 1) l ON true`
           : sql<{ first: Date | null; last: Date | null }>`
               SELECT min(ev.time_start) AS first, max(ev.time_start) AS last
-              FROM event_participants p JOIN events ev ON ev.id = p.event_id
+              FROM events ev
               JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
-              WHERE p.entity_id = ${entityId} AND ev.source_id = ANY(${sourceIds}::text[])`
+              WHERE ev.id IN (${participants}) AND ev.source_id = ANY(${sourceIds}::text[])`
 
       /** The unit for the span: the requested one (422 when it makes too many buckets) or the auto choice. */
       const chooseUnit = (requested: Granularity | "auto", spanMs: number) => {
@@ -148,16 +149,26 @@ export class Timeline extends Context.Service<Timeline, {
             SELECT id FROM entities WHERE id = ${entityId} AND source_id = ANY(${sourceIds}::text[])`.pipe(Effect.orDie)
           if (found.length === 0) return yield* fail({ _tag: "EntityNotFound" })
         }
-        // Communities are the universe's aggregates; until they are stored, no id names one.
-        if (options.communityId !== undefined) return yield* fail({ _tag: "CommunityNotFound" })
+        // A community (`community:<source>:<n>`, from the manifest) selects the events of its member entities.
+        let community: { readonly sourceId: string; readonly number: number } | null = null
+        if (options.communityId !== undefined) {
+          const match = /^community:(.+):(\d{1,9})$/.exec(options.communityId)
+          const rows = match === null || !sourceIds.includes(match[1]!) ? [] : yield* sql<{ community: number }>`
+            SELECT community FROM universe_communities WHERE source_id = ${match[1]!} AND community = ${Number(match[2])}`
+            .pipe(Effect.orDie)
+          if (rows.length === 0) return yield* fail({ _tag: "CommunityNotFound" })
+          community = { sourceId: match![1]!, number: Number(match![2]) }
+        }
         const limit = options.limit ?? 3
 
+        const participants: Statement.Fragment | null = entityId !== undefined
+          ? sql`SELECT p.event_id FROM event_participants p WHERE p.entity_id = ${entityId}`
+          : community !== null
+          ? sql`SELECT p.event_id FROM event_participants p JOIN universe_entities u ON u.entity_id = p.entity_id
+              WHERE u.source_id = ${community.sourceId} AND u.community = ${community.number}`
+          : null
         const selected: Statement.Fragment = sql`ev.source_id = ANY(${sourceIds}::text[])
-          ${
-          entityId === undefined
-            ? sql``
-            : sql`AND ev.id IN (SELECT p.event_id FROM event_participants p WHERE p.entity_id = ${entityId})`
-        }`
+          ${participants === null ? sql`` : sql`AND ev.id IN (${participants})`}`
         const [undated] = yield* sql<{ count: number | string }>`
           SELECT count(*) AS count FROM events ev
           JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
@@ -167,7 +178,7 @@ export class Timeline extends Context.Service<Timeline, {
         if (from !== null && to !== null) {
           spanMs = to.getTime() - from.getTime()
         } else {
-          const [bounds] = yield* extent(sourceIds, entityId).pipe(Effect.orDie)
+          const [bounds] = yield* extent(sourceIds, participants).pipe(Effect.orDie)
           const first = from ?? bounds?.first ?? null
           const last = to ?? bounds?.last ?? null
           spanMs = first === null || last === null ? 0 : Math.max(0, last.getTime() - first.getTime())

@@ -21,6 +21,7 @@ import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName, personForSho
 import type { Issue } from "../services/Sources.ts"
 import { searchable } from "./Searchable.ts"
 import { ownedSources } from "./SourceAccess.ts"
+import { markUniverseChanged } from "./Universe.ts"
 
 export type GraphError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId?: string }
@@ -111,7 +112,9 @@ interface EventRow {
 
 const iso = (date: Date | null) => date === null ? null : date.toISOString()
 
-const eventTime = (row: EventRow): EventTime | null =>
+export const eventTime = (
+  row: Pick<EventRow, "time_start" | "time_end" | "time_precision" | "time_text" | "time_relative">
+): EventTime | null =>
   row.time_start === null
     ? null
     : {
@@ -129,7 +132,7 @@ const eventId = (documentId: string, version: number, ordinal: number) =>
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** Whole-word, case-insensitive occurrences of any of the forms, longest first so "Jane Smith" is one. */
-const surfacePattern = (forms: ReadonlyArray<string>): RegExp | undefined => {
+export const surfacePattern = (forms: ReadonlyArray<string>): RegExp | undefined => {
   const alternatives = [...new Set(forms.map((form) => form.trim()).filter((form) => form.length > 0))]
     .sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
     .map(escapeRegExp)
@@ -141,7 +144,7 @@ const surfacePattern = (forms: ReadonlyArray<string>): RegExp | undefined => {
 const countOccurrences = (pattern: RegExp, text: string) => text.match(pattern)?.length ?? 0
 
 /** About `excerptLength` characters of the text around the first occurrence, with ellipses where cut. */
-const excerptAround = (pattern: RegExp | undefined, text: string) => {
+export const excerptAround = (pattern: RegExp | undefined, text: string) => {
   if (text.length <= excerptLength) return text
   const at = pattern === undefined ? -1 : text.search(pattern)
   const start = Math.max(0, Math.min(Math.round(at - excerptLength / 3), text.length - excerptLength))
@@ -533,6 +536,7 @@ export class Graph extends Context.Service<Graph, {
           yield* sql`DELETE FROM events WHERE document_id = ${documentId} ${others}`
           yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} ${others}`
           yield* settle(touched)
+          yield* markUniverseChanged(sql, document.source_id)
         })).pipe(Effect.orDie)
 
       const activate = Effect.fn("Graph.activate")(function*(documentId: string, version: number) {

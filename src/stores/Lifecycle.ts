@@ -6,6 +6,7 @@ import type { DocumentStatus, Stage } from "../domain/Document.ts"
 import { Graph } from "./Graph.ts"
 import { type JobFailure, type JobRow, Jobs } from "./Jobs.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
+import { markUniverseChanged } from "./Universe.ts"
 
 export { searchable } from "./Searchable.ts"
 
@@ -147,7 +148,10 @@ export class Lifecycle extends Context.Service<Lifecycle, {
       const requeue = (ownerId: string, sourceId: string, documentId: string, status: DocumentStatus) =>
         Effect.gen(function*() {
           yield* cancelJobs([documentId])
-          if (status === "ready") yield* lexical.count(documentId, -1)
+          if (status === "ready") {
+            yield* lexical.count(documentId, -1)
+            yield* markUniverseChanged(sql, sourceId)
+          }
           const job = yield* jobs.enqueue({
             ownerId,
             kind: "reprocess",

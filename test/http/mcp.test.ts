@@ -141,7 +141,7 @@ for (const engine of engines) {
         const tools = yield* Effect.promise(() => client.listTools())
         assert.deepStrictEqual(
           tools.tools.map((tool) => tool.name).sort(),
-          ["add_memory", "ask", "get_document", "get_entity", "job_status", "list_agents", "list_sources", "search", "timeline"]
+          ["add_memory", "ask", "explore", "get_document", "get_entity", "job_status", "list_agents", "list_sources", "search", "timeline"]
         )
         for (const tool of tools.tools) {
           assert.isAbove(tool.description?.length ?? 0, 40, tool.name)
@@ -187,6 +187,16 @@ for (const engine of engines) {
         ))
         assert.isAbove(timeline.events.length, 0)
         assert.isTrue(timeline.events.every((event: any) => event.time.start.startsWith("1898")))
+
+        const around = structured(yield* Effect.promise(() =>
+          client.callTool({ name: "explore", arguments: { node_id: `entity:${curie.id}`, limit: 5 } })
+        ))
+        assert.strictEqual(around.node.id, `entity:${curie.id}`)
+        assert.isAbove(around.items.length, 0)
+        assert.include(
+          errorText(yield* Effect.promise(() => client.callTool({ name: "explore", arguments: { node_id: "entity:nope" } }))),
+          "No node with id entity:nope"
+        )
 
         const agents = structured(yield* Effect.promise(() => client.callTool({ name: "list_agents", arguments: {} })))
         assert.deepStrictEqual(agents.agents.map((one: any) => one.id), [agent])
@@ -251,7 +261,7 @@ for (const engine of engines) {
           token: owner,
           json: {
             enabled: true,
-            tools: ["search", "list_sources", "list_agents", "get_document", "get_entity", "timeline", "ask", "add_memory", "job_status"],
+            tools: ["search", "list_sources", "list_agents", "get_document", "get_entity", "timeline", "explore", "ask", "add_memory", "job_status"],
             allow_writes: false
           }
         })
@@ -350,7 +360,7 @@ for (const engine of engines) {
           token: owner,
           json: {
             enabled: true,
-            tools: ["search", "list_sources", "list_agents", "get_document", "get_entity", "timeline", "ask", "add_memory", "job_status"],
+            tools: ["search", "list_sources", "list_agents", "get_document", "get_entity", "timeline", "explore", "ask", "add_memory", "job_status"],
             allow_writes: false
           }
         })
@@ -364,7 +374,7 @@ for (const engine of engines) {
         assert.isTrue(initial.body.enabled)
         assert.isFalse(initial.body.allow_writes)
         assert.isNull(initial.body.updated_at)
-        assert.strictEqual(initial.body.tools.length, 9)
+        assert.strictEqual(initial.body.tools.length, 10)
         const bad = yield* request(url, `/api/v1/sources/${diary}/mcp`, {
           method: "PUT",
           token: owner,
@@ -400,7 +410,7 @@ for (const engine of engines) {
           token: owner,
           json: {
             enabled: true,
-            tools: ["search", "list_sources", "list_agents", "get_document", "get_entity", "timeline", "ask", "add_memory", "job_status"],
+            tools: ["search", "list_sources", "list_agents", "get_document", "get_entity", "timeline", "explore", "ask", "add_memory", "job_status"],
             allow_writes: false
           }
         })

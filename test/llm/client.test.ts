@@ -57,7 +57,8 @@ describe("LlmClient", () => {
         llmModel: "gpt-4o-mini",
         llmTimeoutSeconds: 120,
         llmMaxRetries: 2,
-        answerContextTokens: 3000
+        answerContextTokens: 3000,
+        universeSettleMs: 2000
       })
     }))
 })

@@ -98,7 +98,8 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   llmModel: "gpt-4o-mini",
   llmTimeoutSeconds: 120,
   llmMaxRetries: 2,
-  answerContextTokens: 3000
+  answerContextTokens: 3000,
+  universeSettleMs: 2000
 })
 
 export class TestServer extends Context.Service<TestServer, {

@@ -1,0 +1,481 @@
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { login, request } from "../support/http.ts"
+import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+import { engines, freshServer, TestServer } from "../support/server.ts"
+import { boardMeetings, footballSeason, sponsorship } from "../support/universeFixture.ts"
+
+interface Seeded {
+  readonly owner: string
+  readonly intruder: string
+  readonly source: string
+  readonly foreignSource: string
+  /** Document ids by title. */
+  readonly documents: Record<string, string>
+  readonly foreignDocument: string
+}
+
+const seeded = new Map<string, Seeded>()
+
+const api = (path: string, token: string | undefined, init: { method?: string; json?: unknown } = {}) =>
+  Effect.flatMap(TestServer, ({ url }) =>
+    request(url, `/api/v1${path}`, { ...init, ...(token === undefined ? {} : { token }) }))
+
+const expand = (token: string, body: Record<string, unknown>) => api("/universe/expand", token, { json: body })
+
+/** Polls the manifest until no recompute is pending and the map was computed (bounded: 90 s). */
+const settled = (token: string, query = "") =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 900; attempt++) {
+      const reply = yield* api(`/universe/manifest${query}`, token)
+      assert.strictEqual(reply.status, 200, reply.text)
+      if (!reply.body.pending && reply.body.computed_at !== null) return reply.body
+      yield* Effect.sleep("100 millis")
+    }
+    throw new Error("the universe map was not recomputed")
+  })
+
+const ingestAll = (url: string, token: string, source: string, docs: ReadonlyArray<{ title: string; text: string }>) =>
+  Effect.gen(function*() {
+    const ids: Record<string, string> = {}
+    for (const doc of docs) {
+      const reply = yield* ingestText(url, token, source, doc.title, doc.text)
+      assert.strictEqual(reply.status, 202, reply.text)
+      ids[doc.title] = reply.body.id
+    }
+    for (const id of Object.values(ids)) {
+      const document = yield* waitForDocument(url, token, source, id)
+      assert.strictEqual(document.status, "ready")
+    }
+    return ids
+  })
+
+/** Once per server: Owen's source with both worlds and the bridge, and Mallory's own source. */
+const seed = Effect.gen(function*() {
+  const { url } = yield* TestServer
+  const known = seeded.get(url)
+  if (known !== undefined) return known
+  const owner = yield* login(url, "Owen")
+  const intruder = yield* login(url, "Mallory")
+  const source = yield* createSource(url, owner, "Everything")
+  const foreignSource = yield* createSource(url, intruder, "Mine")
+  const documents = yield* ingestAll(url, owner, source, [...boardMeetings, ...footballSeason, sponsorship])
+  const foreign = yield* ingestAll(url, intruder, foreignSource, [{
+    title: "Secret",
+    text: "On 2 February 2023, Eve Moss met Carl Hunt in Lisbon. Carl Hunt paid Eve Moss."
+  }])
+  yield* settled(owner)
+  yield* settled(intruder)
+  const value = { owner, intruder, source, foreignSource, documents, foreignDocument: foreign.Secret! }
+  seeded.set(url, value)
+  return value
+})
+
+/** Every member of a community, following the pages. */
+const members = (token: string, communityId: string) =>
+  Effect.gen(function*() {
+    const names: Array<string> = []
+    let cursor: string | null = null
+    do {
+      const reply: { status: number; body: any; text: string } = yield* expand(token, {
+        node_id: communityId,
+        limit: 100,
+        ...(cursor === null ? {} : { cursor })
+      })
+      assert.strictEqual(reply.status, 200, reply.text)
+      names.push(...reply.body.items.map((item: { label: string }) => item.label))
+      cursor = reply.body.next_cursor
+    } while (cursor !== null)
+    return names
+  })
+
+/** The entity's node id by name, through the community members. */
+const entityIdOf = (token: string, manifest: any, name: string) =>
+  Effect.gen(function*() {
+    for (const community of manifest.communities) {
+      const reply = yield* expand(token, { node_id: community.id, limit: 100 })
+      const found = reply.body.items.find((item: { label: string }) => item.label === name)
+      if (found !== undefined) return { entity: found.id as string, community: community.id as string }
+    }
+    throw new Error(`${name} is on no community`)
+  })
+
+for (const engine of engines) {
+  layer(freshServer(engine, { universeSettleMs: 100 }), { excludeTestServices: true, timeout: 240_000 })(`universe (${engine})`, (it) => {
+    it.effect("manifest: counts, kinds, span, and the two worlds in different communities linked by Priya", () =>
+      Effect.gen(function*() {
+        const s = yield* seed
+        const manifest = yield* settled(s.owner)
+        assert.deepStrictEqual(Object.keys(manifest).sort(), [
+          "communities",
+          "community_edges",
+          "computed_at",
+          "entity_kinds",
+          "pending",
+          "sources",
+          "time_span"
+        ])
+        assert.strictEqual(manifest.sources.length, 1, "only the caller's source")
+        const source = manifest.sources[0]
+        assert.strictEqual(source.source_id, s.source)
+        assert.strictEqual(source.counts.documents, 7)
+        assert.isAbove(source.counts.events, 8)
+        assert.isAbove(source.counts.chunks, 6)
+        assert.strictEqual(source.counts.dated_events + source.counts.undated_events, source.counts.events)
+        assert.strictEqual(
+          source.entity_kinds.reduce((sum: number, k: { count: number }) => sum + k.count, 0),
+          source.counts.entities
+        )
+        assert.strictEqual(manifest.time_span.start, "2023-01-12T00:00:00.000Z")
+        assert.isTrue(manifest.time_span.end >= "2023-10-01T00:00:00.000Z")
+        assert.isNotNull(source.bounds)
+
+        const helen = yield* entityIdOf(s.owner, manifest, "Helen Marsh")
+        const victor = yield* entityIdOf(s.owner, manifest, "Victor Lang")
+        const marco = yield* entityIdOf(s.owner, manifest, "Marco Silva")
+        const tom = yield* entityIdOf(s.owner, manifest, "Tom Reyes")
+        assert.strictEqual(helen.community, victor.community, "the board is one community")
+        assert.strictEqual(marco.community, tom.community, "the team is one community")
+        assert.notStrictEqual(helen.community, marco.community, "the board and the team are apart")
+        const [a, b] = [helen.community, marco.community].sort((x, y) =>
+          Number(x.split(":")[2]) - Number(y.split(":")[2])
+        )
+        const bridge = manifest.community_edges.find((e: any) => e.source === a && e.target === b)
+        assert.isDefined(bridge, "Priya links the board and the team")
+        assert.isAtLeast(bridge.weight, 1)
+
+        const community = manifest.communities.find((c: any) => c.id === helen.community)
+        assert.deepStrictEqual(Object.keys(community).sort(), [
+          "event_count",
+          "id",
+          "label",
+          "loose",
+          "position",
+          "radius",
+          "size",
+          "source_id",
+          "time_span",
+          "top_members"
+        ])
+        assert.isFalse(community.loose)
+        assert.include(community.label, community.top_members[0].name)
+        assert.isAtLeast(community.event_count, 3)
+        assert.strictEqual((yield* members(s.owner, helen.community)).length, community.size)
+        assert.strictEqual(community.time_span.start, "2023-01-12T00:00:00.000Z")
+
+        // The timeline of a community counts the events of its members only.
+        const timeline = yield* api(`/universe/timeline?community_id=${encodeURIComponent(helen.community)}&granularity=year`, s.owner)
+        assert.strictEqual(timeline.status, 200, timeline.text)
+        const inBuckets = [...timeline.body.buckets, ...timeline.body.coarser]
+          .reduce((sum: number, bucket: { count: number }) => sum + bucket.count, 0)
+        assert.strictEqual(inBuckets + timeline.body.undated, community.event_count)
+        const whole = yield* api("/universe/timeline?granularity=year", s.owner)
+        const all = [...whole.body.buckets, ...whole.body.coarser].reduce((sum: number, b: { count: number }) => sum + b.count, 0)
+        assert.isBelow(inBuckets, all)
+        const unknown = yield* api(`/universe/timeline?community_id=${encodeURIComponent(helen.community + "9")}`, s.owner)
+        assert.strictEqual(unknown.status, 404)
+      }), 240_000)
+
+    it.effect("positions are stable across calls and every entity lies in its community's disc", () =>
+      Effect.gen(function*() {
+        const s = yield* seed
+        const first = yield* settled(s.owner)
+        const second = yield* settled(s.owner)
+        assert.deepStrictEqual(second.communities, first.communities)
+        for (const community of first.communities) {
+          const one = yield* expand(s.owner, { node_id: community.id, limit: 100 })
+          const two = yield* expand(s.owner, { node_id: community.id, limit: 100 })
+          assert.deepStrictEqual(two.body.items, one.body.items)
+          for (const item of one.body.items) {
+            const distance = Math.hypot(item.position.x - community.position.x, item.position.y - community.position.y)
+            assert.isAtMost(distance, community.radius + 0.01, `${item.label} lies in ${community.label}`)
+          }
+        }
+        const helen = yield* entityIdOf(s.owner, first, "Helen Marsh")
+        const near = yield* expand(s.owner, { node_id: helen.entity, kinds: ["event"] })
+        const again = yield* expand(s.owner, { node_id: helen.entity, kinds: ["event"] })
+        assert.deepStrictEqual(near.body.items.map((i: any) => i.position), again.body.items.map((i: any) => i.position))
+      }), 240_000)
+
+    it.effect("expand: shapes of every node type, evidence order, pagination with remaining, time window", () =>
+      Effect.gen(function*() {
+        const s = yield* seed
+        const manifest = yield* settled(s.owner)
+        const helen = yield* entityIdOf(s.owner, manifest, "Helen Marsh")
+        const all = yield* expand(s.owner, { node_id: helen.entity, limit: 100 })
+        assert.strictEqual(all.status, 200, all.text)
+        assert.deepStrictEqual(Object.keys(all.body).sort(), ["counts", "items", "next_cursor", "node", "remaining", "total"])
+        assert.strictEqual(all.body.node.id, helen.entity)
+        assert.deepStrictEqual(all.body.counts.map((c: any) => c.kind), ["entity", "event", "document"])
+        assert.strictEqual(all.body.total, all.body.items.length)
+        assert.strictEqual(all.body.remaining, 0)
+        assert.isNull(all.body.next_cursor)
+        assert.deepStrictEqual(Object.keys(all.body.items[0]).sort(), [
+          "evidence",
+          "id",
+          "kind",
+          "label",
+          "position",
+          "ref_id",
+          "relation",
+          "role",
+          "source_id",
+          "time",
+          "type"
+        ])
+        const related = all.body.items.filter((i: any) => i.type === "entity")
+        assert.include(related.map((i: any) => i.label), "Victor Lang")
+        assert.notInclude(related.map((i: any) => i.label), "Marco Silva")
+        const evidences = related.map((i: any) => i.evidence)
+        assert.deepStrictEqual(evidences, [...evidences].sort((x: number, y: number) => y - x), "strongest first")
+        const victor = related.find((i: any) => i.label === "Victor Lang")
+        assert.isAtLeast(victor.evidence, 2, "Helen and Victor share the audit and the approval")
+        const documents = all.body.items.filter((i: any) => i.type === "document")
+        assert.sameMembers(documents.map((d: any) => d.label), boardMeetings.map((d) => d.title))
+
+        // One at a time: the same items, in the same order, remaining counting down.
+        const paged: Array<string> = []
+        let cursor: string | null = null
+        let expected = all.body.total
+        do {
+          const page: { status: number; body: any; text: string } = yield* expand(s.owner, {
+            node_id: helen.entity,
+            limit: 1,
+            ...(cursor === null ? {} : { cursor })
+          })
+          assert.strictEqual(page.status, 200, page.text)
+          expected -= 1
+          assert.strictEqual(page.body.remaining, expected)
+          paged.push(page.body.items[0].id)
+          cursor = page.body.next_cursor
+        } while (cursor !== null)
+        assert.deepStrictEqual(paged, all.body.items.map((i: any) => i.id))
+
+        const window = yield* expand(s.owner, {
+          node_id: helen.entity,
+          kinds: ["event"],
+          from: "2023-03-01",
+          to: "2023-04-01"
+        })
+        assert.strictEqual(window.status, 200, window.text)
+        assert.isAbove(window.body.items.length, 0)
+        for (const item of window.body.items) assert.strictEqual(item.time.start.slice(0, 7), "2023-03")
+        const none = yield* expand(s.owner, { node_id: helen.entity, kinds: ["event"], from: "2024-01-01" })
+        assert.strictEqual(none.body.total, 0)
+
+        const event = all.body.items.find((i: any) => i.type === "event")
+        const around = yield* expand(s.owner, { node_id: event.id })
+        assert.strictEqual(around.status, 200, around.text)
+        assert.deepStrictEqual(around.body.counts.map((c: any) => c.kind), ["entity", "chunk", "document"])
+        const participants = around.body.items.filter((i: any) => i.type === "entity")
+        assert.include(participants.map((p: any) => p.label), "Helen Marsh")
+        for (const p of participants) assert.include(["actor", "object", "place", "participant"], p.role)
+        assert.strictEqual(around.body.items.filter((i: any) => i.type === "document").length, 1)
+        const chunk = around.body.items.find((i: any) => i.type === "chunk")
+        assert.match(chunk.id, /^chunk:/)
+
+        const document = documents[0]
+        const inside = yield* expand(s.owner, { node_id: document.id, kinds: ["event", "entity"] })
+        assert.strictEqual(inside.status, 200, inside.text)
+        assert.deepStrictEqual(inside.body.counts.map((c: any) => c.kind), ["event", "entity"])
+        assert.strictEqual(inside.body.items[0].type, "event", "kinds in the order asked")
+        assert.include(inside.body.items.map((i: any) => i.label), "Helen Marsh")
+
+        const onlyMembers = yield* expand(s.owner, { node_id: helen.community, kinds: ["event"] })
+        assert.strictEqual(onlyMembers.body.total, 0, "a community's neighbours are its entities only")
+      }), 240_000)
+
+    it.effect("node detail for an entity, event, community and document, with quoted provenance", () =>
+      Effect.gen(function*() {
+        const s = yield* seed
+        const manifest = yield* settled(s.owner)
+        const helen = yield* entityIdOf(s.owner, manifest, "Helen Marsh")
+        const entity = yield* api(`/universe/nodes/${encodeURIComponent(helen.entity)}`, s.owner)
+        assert.strictEqual(entity.status, 200, entity.text)
+        assert.strictEqual(entity.body.type, "entity")
+        assert.strictEqual(entity.body.label, "Helen Marsh")
+        assert.strictEqual(entity.body.community, helen.community)
+        assert.strictEqual(entity.body.counts.documents, 3)
+        assert.isAtLeast(entity.body.counts.events, 3)
+        assert.isAtLeast(entity.body.counts.related, 2)
+        assert.strictEqual(entity.body.time_span.start, "2023-01-12T00:00:00.000Z")
+        assert.isAbove(entity.body.provenance.chunks.length, 0)
+        for (const quote of entity.body.provenance.chunks) assert.include(quote.quote, "Helen Marsh")
+        assert.sameMembers(
+          entity.body.provenance.documents.map((d: any) => d.title),
+          boardMeetings.map((d) => d.title)
+        )
+
+        const events = yield* expand(s.owner, { node_id: helen.entity, kinds: ["event"], limit: 1 })
+        const event = yield* api(`/universe/nodes/${encodeURIComponent(events.body.items[0].id)}`, s.owner)
+        assert.strictEqual(event.status, 200, event.text)
+        assert.strictEqual(event.body.type, "event")
+        assert.include(event.body.participants.map((p: any) => p.name), "Helen Marsh")
+        assert.include(boardMeetings.map((d) => d.title), event.body.provenance.document.title)
+        assert.isAbove(event.body.provenance.chunks.length, 0)
+        assert.isNotNull(event.body.time)
+        assert.deepStrictEqual(event.body.position, events.body.items[0].position, "the same place everywhere")
+
+        const community = yield* api(`/universe/nodes/${encodeURIComponent(helen.community)}`, s.owner)
+        assert.strictEqual(community.status, 200, community.text)
+        assert.strictEqual(community.body.type, "community")
+        assert.include(community.body.top_members.map((m: any) => m.name), "Helen Marsh")
+        assert.isAbove(community.body.neighbours.length, 0, "linked to the team")
+        assert.isNotNull(community.body.computed_at)
+
+        const documentId = s.documents["Board meeting, May"]!
+        const document = yield* api(`/universe/nodes/document:${documentId}`, s.owner)
+        assert.strictEqual(document.status, 200, document.text)
+        assert.strictEqual(document.body.type, "document")
+        assert.strictEqual(document.body.label, "Board meeting, May")
+        assert.isAbove(document.body.counts.events, 0)
+        assert.include(document.body.provenance.chunks[0].quote, "Eastgate Capital")
+      }), 240_000)
+
+    it.effect("limits: 422 for bad limit, window, node id or kinds; 400 for a foreign cursor", () =>
+      Effect.gen(function*() {
+        const s = yield* seed
+        const manifest = yield* settled(s.owner)
+        const helen = yield* entityIdOf(s.owner, manifest, "Helen Marsh")
+        const invalid = [
+          { node_id: helen.entity, limit: 0 },
+          { node_id: helen.entity, limit: 101 },
+          { node_id: helen.entity, limit: 2.5 },
+          { node_id: helen.entity, from: "2023-05-01", to: "2023-04-01" },
+          { node_id: helen.entity, from: "yesterday" },
+          { node_id: helen.entity, kinds: ["event", "event"] },
+          { node_id: helen.entity, kinds: ["planet"] },
+          { node_id: helen.entity, kinds: [] },
+          { node_id: "planet:1" },
+          { node_id: "community:abc:x" },
+          { node_id: "chunk:abc" },
+          { node_id: `entity:${"x".repeat(300)}` },
+          { node_id: helen.entity, extra: true },
+          {}
+        ]
+        for (const body of invalid) {
+          const reply = yield* expand(s.owner, body)
+          assert.strictEqual(reply.status, 422, `${JSON.stringify(body)}: ${reply.text}`)
+          assert.strictEqual(reply.body.error.code, "validation_failed")
+        }
+        const node = yield* api("/universe/nodes/nonsense", s.owner)
+        assert.strictEqual(node.status, 422, node.text)
+        const query = yield* api("/universe/manifest?limit=3", s.owner)
+        assert.strictEqual(query.status, 422, query.text)
+
+        const page = yield* expand(s.owner, { node_id: helen.entity, limit: 1 })
+        const elsewhere = yield* expand(s.owner, { node_id: helen.community, cursor: page.body.next_cursor })
+        assert.strictEqual(elsewhere.status, 400, elsewhere.text)
+        assert.strictEqual(elsewhere.body.error.code, "invalid_cursor")
+        const garbage = yield* expand(s.owner, { node_id: helen.entity, cursor: "bm9wZQ" })
+        assert.strictEqual(garbage.status, 400, garbage.text)
+      }), 240_000)
+
+    it.effect("ownership: another user's sources and nodes are 404 on every route, never listed", () =>
+      Effect.gen(function*() {
+        const s = yield* seed
+        const manifest = yield* settled(s.owner)
+        const helen = yield* entityIdOf(s.owner, manifest, "Helen Marsh")
+        const events = yield* expand(s.owner, { node_id: helen.entity, kinds: ["event"], limit: 1 })
+        const owned = [
+          helen.entity,
+          helen.community,
+          events.body.items[0].id,
+          `document:${s.documents["Board meeting, May"]}`
+        ]
+
+        const theirs = yield* settled(s.intruder)
+        assert.deepStrictEqual(theirs.sources.map((x: any) => x.source_id), [s.foreignSource])
+        for (const community of theirs.communities) assert.strictEqual(community.source_id, s.foreignSource)
+        const peek = yield* api(`/universe/manifest?source_ids=${s.source}`, s.intruder)
+        assert.strictEqual(peek.status, 404, peek.text)
+        assert.strictEqual(peek.body.error.code, "source_not_found")
+        const mixed = yield* api(`/universe/manifest?source_ids=${s.foreignSource},${s.source}`, s.intruder)
+        assert.strictEqual(mixed.status, 404, mixed.text)
+
+        for (const id of owned) {
+          const expanded = yield* expand(s.intruder, { node_id: id })
+          assert.strictEqual(expanded.status, 404, `${id}: ${expanded.text}`)
+          assert.strictEqual(expanded.body.error.code, "node_not_found")
+          const detail = yield* api(`/universe/nodes/${encodeURIComponent(id)}`, s.intruder)
+          assert.strictEqual(detail.status, 404, `${id}: ${detail.text}`)
+          assert.notInclude(detail.text, "Helen")
+          const owner = yield* api(`/universe/nodes/${encodeURIComponent(id)}`, s.owner)
+          assert.strictEqual(owner.status, 200, owner.text)
+        }
+        const scoped = yield* expand(s.owner, { node_id: helen.entity, source_ids: [s.foreignSource] })
+        assert.strictEqual(scoped.status, 404, scoped.text)
+        assert.strictEqual(scoped.body.error.code, "source_not_found")
+        const foreignDocument = yield* expand(s.owner, { node_id: `document:${s.foreignDocument}` })
+        assert.strictEqual(foreignDocument.status, 404, foreignDocument.text)
+
+        for (const path of ["/universe/manifest", `/universe/nodes/${encodeURIComponent(helen.entity)}`]) {
+          const anonymous = yield* api(path, undefined)
+          assert.strictEqual(anonymous.status, 401, anonymous.text)
+        }
+        const anonymous = yield* api("/universe/expand", undefined, { json: { node_id: helen.entity } })
+        assert.strictEqual(anonymous.status, 401, anonymous.text)
+      }), 240_000)
+
+    it.effect("deleting and reprocessing documents remove their nodes; nothing is orphaned after recompute", () =>
+      Effect.gen(function*() {
+        const s = yield* seed
+        const { url, sql } = yield* TestServer
+        const before = yield* settled(s.owner)
+        const sponsorshipId = s.documents[sponsorship.title]!
+        const sponsored = yield* expand(s.owner, { node_id: `document:${sponsorshipId}`, kinds: ["event"] })
+        const sponsorEvents = sponsored.body.items.map((i: any) => i.id as string)
+        assert.isAbove(sponsorEvents.length, 0)
+
+        const removed = yield* api(`/sources/${s.source}/documents/${sponsorshipId}`, s.owner, { method: "DELETE" })
+        assert.strictEqual(removed.status, 200, removed.text)
+        const marked = yield* api("/universe/manifest", s.owner)
+        assert.isTrue(marked.body.pending, "the deletion marked the map")
+        const after = yield* settled(s.owner)
+        assert.strictEqual(after.sources[0].counts.documents, 6)
+        assert.strictEqual(after.sources[0].counts.events, before.sources[0].counts.events - sponsorEvents.length)
+        for (const id of [...sponsorEvents, `document:${sponsorshipId}`]) {
+          const gone = yield* api(`/universe/nodes/${encodeURIComponent(id)}`, s.owner)
+          assert.strictEqual(gone.status, 404, `${id}: ${gone.text}`)
+        }
+        const helen = yield* entityIdOf(s.owner, after, "Helen Marsh")
+        const marco = yield* entityIdOf(s.owner, after, "Marco Silva")
+        const [a, b] = [helen.community, marco.community].sort()
+        assert.isUndefined(
+          after.community_edges.find((e: any) => [e.source, e.target].sort().join() === [a, b].join()),
+          "without the sponsorship nothing links the board and the team"
+        )
+
+        const matchday = s.documents["Matchday 3"]!
+        const oldEvents = (yield* expand(s.owner, { node_id: `document:${matchday}`, kinds: ["event"] })).body.items
+          .map((i: any) => i.id as string)
+        const reprocess = yield* api(`/sources/${s.source}/documents/${matchday}/reprocess`, s.owner, { method: "POST" })
+        assert.include([200, 202], reprocess.status, reprocess.text)
+        const reprocessed = yield* waitForDocument(url, s.owner, s.source, matchday)
+        assert.strictEqual(reprocessed.status, "ready")
+        const rebuilt = yield* settled(s.owner)
+        assert.strictEqual(rebuilt.sources[0].counts.documents, 6)
+        for (const id of oldEvents) {
+          const gone = yield* api(`/universe/nodes/${encodeURIComponent(id)}`, s.owner)
+          assert.strictEqual(gone.status, 404, `the first version's ${id}: ${gone.text}`)
+        }
+        const fresh = yield* expand(s.owner, { node_id: `document:${matchday}`, kinds: ["event"] })
+        assert.strictEqual(fresh.body.total, oldEvents.length, "the new version states the same events anew")
+        assert.notInclude(oldEvents, fresh.body.items[0].id)
+
+        const orphans = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM universe_entities u
+          WHERE NOT EXISTS (
+            SELECT 1 FROM entity_mentions m JOIN documents d ON d.id = m.document_id
+              AND d.active_version = m.version AND d.status = 'ready'
+            WHERE m.entity_id = u.entity_id)`
+        assert.strictEqual(orphans[0]!.count, 0, "every entity on the map is in a ready document")
+        const strays = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM events ev JOIN documents d ON d.id = ev.document_id
+          WHERE ev.version <> d.active_version OR ev.document_id = ${sponsorshipId}`
+        assert.strictEqual(strays[0]!.count, 0, "no event of a deleted document or an old version")
+        const mapped = rebuilt.communities.reduce((sum: number, c: any) => sum + c.size, 0)
+        assert.strictEqual(mapped, rebuilt.sources[0].counts.entities, "every entity is on the map once")
+      }), 240_000)
+  })
+}
