@@ -133,7 +133,13 @@ describe("roles on one PostgreSQL: one api and two worker processes", () => {
           Effect.map((rows) => (rows[0]!.unfinished === 0 ? true : undefined))
         ),
         240_000
-      )
+      ).pipe(Effect.tapDefect(() =>
+        sql<{ status: string; stage: string | null; n: number }>`
+          SELECT status, stage, count(*)::int AS n FROM jobs GROUP BY status, stage`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => phase(`jobs when the wait ended: ${JSON.stringify(rows)}`))
+        )
+      ))
 
       yield* phase("all ready")
       const [documents] = yield* sql<{ total: number; active: number }>`
