@@ -2,9 +2,12 @@ import { Config, ConfigProvider, Context, Effect, Layer, Option, Redacted, Schem
 
 export type LogFormat = "json" | "pretty"
 export type LogLevelName = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
+/** What this process does on a shared database: everything, the HTTP API only, or the ingestion workers only. */
+export type Role = "all" | "api" | "worker"
 
 /** Every ENGRAM_* setting, typed and validated once at start-up. */
 export interface EngramSettings {
+  readonly role: Role
   readonly dataDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   readonly host: string
@@ -22,6 +25,8 @@ export interface EngramSettings {
   readonly metrics: boolean
   /** When set, /metrics wants `Authorization: Bearer <token>`. */
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>
+  /** How long a SIGTERM lets requests in flight, answer streams and the database finish before the process exits. */
+  readonly shutdownTimeoutSeconds: number
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
   readonly maxBodyBytes: number
@@ -177,6 +182,11 @@ const setting = <T>(codec: Schema.Codec<T, string>, name: string, fallback: T) =
 const loopbackHost = "127.0.0.1"
 
 export const settingsConfig: Config.Config<EngramSettings> = Config.all({
+  role: setting(
+    Schema.Literals(["all", "api", "worker"]).annotate(withMessage("must be all, api or worker")),
+    "ENGRAM_ROLE",
+    "all"
+  ),
   dataDir: setting(NonEmpty, "ENGRAM_DATA_DIR", "./data"),
   databaseUrl: Config.map(optionalSetting(PostgresUrl, "DATABASE_URL"), Option.map(Redacted.make)),
   host: optionalSetting(NonEmpty, "ENGRAM_HOST"),
@@ -190,6 +200,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   publicUrl: optionalSetting(HttpBaseUrl, "ENGRAM_PUBLIC_URL"),
   metrics: setting(BooleanFlag, "ENGRAM_METRICS", false),
   metricsToken: Config.map(optionalSetting(NonEmpty, "ENGRAM_METRICS_TOKEN"), Option.map(Redacted.make)),
+  shutdownTimeoutSeconds: setting(integerBetween(1, 3600), "ENGRAM_SHUTDOWN_TIMEOUT_SECONDS", 20),
   logLevel: setting(LogLevel, "ENGRAM_LOG_LEVEL", "info"),
   logFormat: setting(LogFormatSchema, "ENGRAM_LOG_FORMAT", "json"),
   maxBodyBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024),

@@ -7,11 +7,12 @@ import { LoggingLive } from "./logging.ts"
 import { ServerLive } from "./server.ts"
 import { TracingLive } from "./observability/Tracing.ts"
 
-const ListeningLog = Layer.effectDiscard(
-  HttpServer.addressFormattedWith((address) => Effect.logInfo("engram listening").pipe(
-    Effect.annotateLogs({ address, docs: `${address}/docs` })
+const ListeningLog = Layer.effectDiscard(Effect.gen(function*() {
+  const { role } = yield* EngramConfig
+  yield* HttpServer.addressFormattedWith((address) => Effect.logInfo("engram listening").pipe(
+    Effect.annotateLogs(role === "worker" ? { address, role } : { address, role, docs: `${address}/docs` })
   ))
-)
+}))
 
 const Main = ListeningLog.pipe(
   Layer.provideMerge(ServerLive),

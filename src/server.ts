@@ -1,7 +1,8 @@
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./api/Api.ts"
+import { EngramConfig } from "./config.ts"
 import { AgentsHandlers } from "./http/Agents.ts"
 import { AuthHandlers } from "./http/Auth.ts"
 import { DocumentsHandlers } from "./http/Documents.ts"
@@ -18,7 +19,7 @@ import { RequestEnvelope } from "./http/Envelope.ts"
 import { SystemHandlers } from "./http/System.ts"
 import { TimelineHandlers } from "./http/Timeline.ts"
 import { UniverseHandlers } from "./http/Universe.ts"
-import { StartupGate } from "./http/Startup.ts"
+import { servingProbesOnly, StartupGate } from "./http/Startup.ts"
 import { RequestValidationLive } from "./http/Validation.ts"
 import { Agents } from "./services/Agents.ts"
 import { Auth } from "./services/Auth.ts"
@@ -121,16 +122,30 @@ const Routes = Layer.mergeAll(
 )
 
 /**
- * Hands every request to the routes once they and the services under them are built. On shutdown, before those
- * services close: live runs end (their streams say cancelled), then the requests in flight finish.
+ * Hands every request to the routes once they and the services under them are built (a worker process: its probes
+ * only). On SIGTERM, before those services close and within ENGRAM_SHUTDOWN_TIMEOUT_SECONDS, all at once: the
+ * workers hand their jobs back, the server stops accepting connections and lets the requests in flight finish,
+ * and live answer streams finish too, the ones still running near the end cancelled (their streams say so).
  */
 const OpenGate = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* EngramConfig
   const gate = yield* StartupGate
   const runs = yield* Runs
+  const workers = yield* Workers
   const app = yield* HttpRouter.toHttpEffect(Routes)
+  const timeout = config.shutdownTimeoutSeconds
+  // Streams still running this long before the deadline are cancelled, so their `done` is sent before it.
+  const runsGrace = Duration.seconds(timeout - Math.min(5, timeout / 2))
+  const shutdown = Effect.logInfo("engram stopping").pipe(
+    Effect.annotateLogs({ role: config.role, timeout_s: timeout }),
+    Effect.andThen(Effect.all([workers.stop, runs.finishAll(runsGrace), gate.drain], {
+      concurrency: "unbounded",
+      discard: true
+    }))
+  )
   // Registered after the routes, so it runs before their finalizers and those of the services.
-  yield* Effect.addFinalizer(() => runs.cancelAll.pipe(Effect.andThen(gate.drain)))
-  yield* gate.open(app)
+  yield* Effect.addFinalizer(() => shutdown)
+  yield* gate.open(config.role === "worker" ? servingProbesOnly(app) : app)
 }))
 
 /**

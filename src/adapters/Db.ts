@@ -184,6 +184,13 @@ const postgresClient = (url: Redacted.Redacted<string>) =>
 
 const clientLayer = Layer.unwrap(Effect.gen(function*() {
   const config = yield* EngramConfig
+  if (config.role !== "all" && Option.isNone(config.databaseUrl)) {
+    return yield* new StartupError({
+      message: `ENGRAM_ROLE=${config.role} needs a database shared with the other processes, but the embedded ` +
+        "database (PGlite) belongs to one process. Set DATABASE_URL to a PostgreSQL database that every api and " +
+        "worker process uses, or run a single process with ENGRAM_ROLE=all (the default)."
+    })
+  }
   return PgClient.layerFrom(
     Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir),

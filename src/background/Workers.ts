@@ -10,14 +10,16 @@ import { Lifecycle } from "../stores/Lifecycle.ts"
 import { Pipeline } from "./Pipeline.ts"
 import { VectorIndex } from "../stores/VectorIndex.ts"
 
-/** The workers' state for readiness: how many loops run and whether they have started. */
+/** The workers' state for readiness, and the stop a shutdown begins with. */
 export class Workers extends Context.Service<Workers, {
   readonly running: Effect.Effect<number>
+  /** Stops claiming and hands every job in progress back to the queue, lease cleared (shutdown); idempotent. */
+  readonly stop: Effect.Effect<void>
 }>()("engram/Workers") {
   /**
-   * ENGRAM_WORKER_CONCURRENCY loops claim jobs; a run's outcome is settled by the Lifecycle (permanent failures
-   * fail at once, transient ones retry with backoff up to ENGRAM_JOB_MAX_ATTEMPTS, a shutdown hands the job back).
-   * At start, rows an older release left disagreeing are repaired first.
+   * ENGRAM_WORKER_CONCURRENCY loops claim jobs (none in the api role); a run's outcome is settled by the Lifecycle
+   * (permanent failures fail at once, transient ones retry with backoff up to ENGRAM_JOB_MAX_ATTEMPTS, a shutdown
+   * hands the job back). At start, rows an older release left disagreeing are repaired first.
    */
   static readonly layer = Layer.effect(
     Workers,
@@ -30,8 +32,11 @@ export class Workers extends Context.Service<Workers, {
       const leaseSeconds = settings.jobLeaseSeconds
       const processId = `${Os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
 
-      /** Runs one job while renewing its lease; losing the lease (cancelled, taken over) stops the work. */
-      const work = (job: JobRow, worker: string) =>
+      /**
+       * Runs one job while renewing its lease; losing the lease (cancelled, taken over) stops the work. Only the
+       * run itself is interruptible (`restore`): however it ends, interrupted by a shutdown included, it is settled.
+       */
+      const work = (job: JobRow, worker: string, restore: <A, E, R>(run: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
         Effect.gen(function*() {
           const keepLease = Effect.gen(function*() {
             while (true) {
@@ -39,11 +44,10 @@ export class Workers extends Context.Service<Workers, {
               if (!(yield* jobs.renew(job.id, worker, leaseSeconds))) return
             }
           })
-          const exit = yield* pipeline.run(job).pipe(
-            Effect.raceFirst(keepLease.pipe(Effect.andThen(Effect.interrupt))),
-            Effect.exit
-          )
-          yield* lifecycle.settle(job, exit).pipe(Effect.uninterruptible)
+          const exit = yield* restore(pipeline.run(job).pipe(
+            Effect.raceFirst(keepLease.pipe(Effect.andThen(Effect.interrupt)))
+          )).pipe(Effect.exit)
+          yield* lifecycle.settle(job, exit)
         }).pipe(
           Effect.annotateLogs({ job_id: job.id, job_kind: job.kind }),
           // The job continues the trace of the request that queued it (upload to ready in one trace).
@@ -62,21 +66,25 @@ export class Workers extends Context.Service<Workers, {
           })
         )
 
+      // A claimed job is always worked and settled: a stop interrupts the wait for work or the run, never the
+      // moment in between, so no job is left holding a lease nobody renews.
       const loop = (worker: string) =>
-        Effect.forever(Effect.gen(function*() {
-          const claimed = yield* jobs.claim(worker, leaseSeconds).pipe(
-            Effect.catchCause((cause) =>
-              Effect.logWarning("claiming a job failed", cause).pipe(Effect.as(Option.none<JobRow>()))
+        Effect.forever(Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const claimed = yield* jobs.claim(worker, leaseSeconds).pipe(
+              Effect.catchCause((cause) =>
+                Effect.logWarning("claiming a job failed", cause).pipe(Effect.as(Option.none<JobRow>()))
+              )
             )
-          )
-          if (Option.isSome(claimed)) {
-            yield* work(claimed.value, worker).pipe(
-              Effect.catchCause((cause) => Effect.logError("settling a job failed", cause))
-            )
-          } else {
-            yield* Queue.take(jobs.wakeups).pipe(Effect.timeoutOption("1 second"))
-          }
-        }))
+            if (Option.isSome(claimed)) {
+              yield* work(claimed.value, worker, restore).pipe(
+                Effect.catchCause((cause) => Effect.logError("settling a job failed", cause))
+              )
+            } else {
+              yield* restore(Queue.take(jobs.wakeups).pipe(Effect.timeoutOption("1 second")))
+            }
+          })
+        ))
 
       const repaired = yield* lifecycle.reconcile.pipe(
         Effect.catchCause((cause) => Effect.logWarning("repairing job states failed", cause).pipe(Effect.as(0)))
@@ -84,13 +92,15 @@ export class Workers extends Context.Service<Workers, {
       if (repaired > 0) yield* Effect.logInfo("finished jobs whose document was already ready").pipe(
         Effect.annotateLogs({ jobs: repaired })
       )
+      const loops = settings.role === "api" ? 0 : settings.workerConcurrency
       const fibers = yield* Effect.forEach(
-        Array.from({ length: settings.workerConcurrency }, (_, i) => `${processId}:${i}`),
+        Array.from({ length: loops }, (_, i) => `${processId}:${i}`),
         (worker) => Effect.forkScoped(loop(worker))
       )
       yield* Ref.set(running, fibers.length)
-      yield* Effect.addFinalizer(() => Fiber.interruptAll(fibers))
-      return Workers.of({ running: Ref.get(running) })
+      const stop = Fiber.interruptAll(fibers).pipe(Effect.andThen(Ref.set(running, 0)))
+      yield* Effect.addFinalizer(() => stop)
+      return Workers.of({ running: Ref.get(running), stop })
     })
   )
 }
@@ -101,6 +111,8 @@ export class Workers extends Context.Service<Workers, {
  * from the index's is reported (the operator starts the reindex; vectors of two models are never mixed).
  */
 export const IndexReconciler = Layer.effectDiscard(Effect.gen(function*() {
+  // Reindex jobs are queued by the processes that run workers; an api process only embeds queries.
+  if ((yield* EngramConfig).role === "api") return
   const embedder = yield* Embedder
   const vectors = yield* VectorIndex
   const jobs = yield* Jobs

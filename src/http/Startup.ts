@@ -1,5 +1,5 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Exit, Layer, Option, Ref, Scope } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Option, Ref, Scope } from "effect"
 import { HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
@@ -64,7 +64,11 @@ export const HttpServerLive = Layer.unwrap(Effect.map(EngramConfig, (config) =>
   Layer.merge(
     Layer.effect(
       HttpServer.HttpServer,
-      NodeHttpServer.make(createServer, { host: config.host, port: config.port }).pipe(
+      NodeHttpServer.make(createServer, {
+        host: config.host,
+        port: config.port,
+        gracefulShutdownTimeout: Duration.seconds(config.shutdownTimeoutSeconds)
+      }).pipe(
         Effect.mapError((error) => new StartupError({ message: listenFailure(config.host, config.port, error.cause) })),
         Effect.tap(() => Effect.andThen(warnAboutUnknownSettings, warnIfLoginExposed))
       )
@@ -78,35 +82,57 @@ const readyPath = "/api/v1/system/ready"
 const validRequestId = (value: string | undefined) =>
   value !== undefined && /^[A-Za-z0-9._:-]{1,128}$/.test(value) ? value : undefined
 
+/** A JSON reply with the request id, for requests the routes never see. */
+const reply = (status: number, body: (requestId: string) => unknown, headers: Record<string, string> = {}) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+    const requestId = validRequestId(request.headers["x-request-id"]) ?? randomUUID()
+    return HttpServerResponse.jsonUnsafe(body(requestId), { status, headers }).pipe(
+      HttpServerResponse.setHeader("x-request-id", requestId),
+      HttpServerResponse.setHeader("x-content-type-options", "nosniff")
+    )
+  })
+
+/** An error in the API's envelope. */
+const errorReply = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
+  reply(status, (requestId) => ({ error: { code, message, request_id: requestId } }), headers)
+
+const requestPath = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.url.split("?")[0] ?? "")
+
 /** What a request gets while the services start: liveness holds, readiness and everything else are 503. */
 const whileStarting = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const requestId = validRequestId(request.headers["x-request-id"]) ?? randomUUID()
-  const path = request.url.split("?")[0]
-  const unavailable = (code: string, message: string) =>
-    HttpServerResponse.jsonUnsafe({ error: { code, message, request_id: requestId } }, {
-      status: 503,
-      headers: { "retry-after": "1" }
-    })
-  const response = path === healthPath
-    ? HttpServerResponse.jsonUnsafe({ status: "ok" })
-    : path === readyPath
-    ? unavailable(
+  const path = yield* requestPath
+  if (path === healthPath) return yield* reply(200, () => ({ status: "ok" }))
+  return yield* path === readyPath
+    ? errorReply(
+      503,
       "not_ready",
-      "Not ready: Engram is starting (opening the database, applying migrations, loading models)"
+      "Not ready: Engram is starting (opening the database, applying migrations, loading models)",
+      { "retry-after": "1" }
     )
-    : unavailable("starting", "Engram is starting and does not serve requests yet; retry in a moment")
-  return response.pipe(
-    HttpServerResponse.setHeader("x-request-id", requestId),
-    HttpServerResponse.setHeader("x-content-type-options", "nosniff")
-  )
+    : errorReply(503, "starting", "Engram is starting and does not serve requests yet; retry in a moment", {
+      "retry-after": "1"
+    })
 })
+
+/** The paths a worker process serves (the metrics endpoint joins them when it lands). */
+export const workerPaths: ReadonlyArray<string> = [healthPath, readyPath, "/metrics"]
+
+/** A worker process (ENGRAM_ROLE=worker) answers its probes; every other path is 404 saying where the API is. */
+export const servingProbesOnly = (app: AppHandler): AppHandler =>
+  Effect.flatMap(requestPath, (path) =>
+    workerPaths.includes(path) ? app : errorReply(
+      404,
+      "not_served_here",
+      "This Engram process runs ingestion workers only (ENGRAM_ROLE=worker) and serves " +
+        `${workerPaths.join(" and ")}; send API requests to a process with ENGRAM_ROLE=api or all`
+    ))
 
 /**
  * Answers every connection from the moment the port is open, so no probe or client ever waits on a silent
  * socket: while the services start, health is 200, ready is 503 not_ready and every other route 503 starting;
  * `open` hands all requests to the application. `drain` stops accepting connections and waits for the requests
- * in flight (at most 20 s): the application calls it before its services shut down.
+ * in flight (at most ENGRAM_SHUTDOWN_TIMEOUT_SECONDS, then cut): the application calls it before its
+ * services shut down.
  */
 export class StartupGate extends Context.Service<StartupGate, {
   readonly open: (app: AppHandler) => Effect.Effect<void>

@@ -86,7 +86,11 @@ export const SystemHandlers = HttpApiBuilder.group(
           {
             name: "workers",
             ready: true,
-            detail: config.workerConcurrency === 0 ? "disabled on this node (ENGRAM_WORKER_CONCURRENCY=0)" : `${running} running`
+            detail: config.role === "api"
+              ? "not run by this process (ENGRAM_ROLE=api): worker processes take the jobs"
+              : config.workerConcurrency === 0
+              ? "disabled on this node (ENGRAM_WORKER_CONCURRENCY=0)"
+              : `${running} running`
           },
           embedderStatus
         ]

@@ -111,8 +111,11 @@ export class Runs extends Context.Service<Runs, {
   readonly get: (owner: UserId, agentId: string, runId: string) => Effect.Effect<RunOut, RunsFailure>
   /** Stops a running run and returns it as recorded (cancelled); a finished run is RunFinished. */
   readonly cancel: (owner: UserId, agentId: string, runId: string) => Effect.Effect<RunOut, RunsFailure>
-  /** Cancels every run live on this node (shutdown): their streams end with `done`, cancelled. At most 5 s. */
-  readonly cancelAll: Effect.Effect<void>
+  /**
+   * Shutdown: every run live on this node may finish within `grace`; those still running then are cancelled
+   * (their streams end with `done`, cancelled), waiting at most 5 s more.
+   */
+  readonly finishAll: (grace: Duration.Duration) => Effect.Effect<void>
 }>()("engram/Runs") {
   static readonly layer = Layer.effect(
     Runs,
@@ -461,19 +464,27 @@ export class Runs extends Context.Service<Runs, {
         return toRunOut(updated ?? (yield* load(runId))!)
       })
 
-      const cancelAll = Effect.suspend(() =>
-        Effect.forEach(
-          [...live.values()],
-          (entry) =>
-            Deferred.succeed(entry.cancel, undefined).pipe(
-              Effect.andThen(Deferred.await(entry.finished)),
-              Effect.timeoutOption("5 seconds")
-            ),
-          { concurrency: "unbounded", discard: true }
+      const finishAll = (grace: Duration.Duration) =>
+        Effect.suspend(() =>
+          Effect.forEach(
+            [...live.values()],
+            (entry) =>
+              Deferred.await(entry.finished).pipe(
+                Effect.timeoutOption(grace),
+                Effect.flatMap(Option.match({
+                  onSome: () => Effect.void,
+                  onNone: () =>
+                    Deferred.succeed(entry.cancel, undefined).pipe(
+                      Effect.andThen(Deferred.await(entry.finished)),
+                      Effect.timeoutOption("5 seconds")
+                    )
+                }))
+              ),
+            { concurrency: "unbounded", discard: true }
+          )
         )
-      )
 
-      return Runs.of({ start, get, cancel, cancelAll })
+      return Runs.of({ start, get, cancel, finishAll })
     })
   ).pipe(Layer.provide(Erasure.layer))
 }

@@ -60,7 +60,8 @@ const missing: ActionResult = { _tag: "missing" }
  *
  * Test hook: ENGRAM_TEST_CRASH_AFTER=<transition> (queue, enter:<stage>, done:<stage>, activate, pause, resume,
  * retry, fail, remove) makes the process SIGKILL itself right after that transition commits. Only the crash
- * tests and scripts/reliability-crash.ts set it.
+ * tests and scripts/reliability-crash.ts set it. ENGRAM_TEST_HOLD_AFTER=<transition> instead holds the fiber there
+ * until it is interrupted (the shutdown tests stop a process with a job certainly in progress).
  */
 export class Lifecycle extends Context.Service<Lifecycle, {
   /** A new document, its original bytes and its ingest job; None when the source already holds the same bytes. */
@@ -112,11 +113,14 @@ export class Lifecycle extends Context.Service<Lifecycle, {
       const graph = yield* Graph
       const erasure = yield* Erasure
       const crashAfter = yield* Config.option(Config.String("ENGRAM_TEST_CRASH_AFTER"))
+      const holdAfter = yield* Config.option(Config.String("ENGRAM_TEST_HOLD_AFTER"))
 
-      /** The test hook: dies like kill -9 right after the named transition committed. */
+      /** The test hooks: dies like kill -9, or waits until interrupted, right after the named transition committed. */
       const committed = (transition: string) =>
         Option.isSome(crashAfter) && crashAfter.value === transition
           ? Effect.sync(() => process.kill(process.pid, "SIGKILL"))
+          : Option.isSome(holdAfter) && holdAfter.value === transition
+          ? Effect.never
           : Effect.void
 
       const transition = <A>(name: string, body: Effect.Effect<A, unknown>) =>
@@ -402,15 +406,23 @@ export class Lifecycle extends Context.Service<Lifecycle, {
             lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
           WHERE ${held(job)}`
 
-      // Handed back for a pause; if the document was resumed meanwhile the job goes straight back to the queue.
+      // Handed back for a pause (if the document was resumed meanwhile the job goes straight back to the queue), or
+      // by a worker that stops: queued with its lease cleared, so another worker takes it at once.
       const handBack = (job: JobRow, status: "queued" | "paused") =>
-        sql`
-          UPDATE jobs SET
-            status = CASE WHEN ${status} = 'paused'
-              AND EXISTS (SELECT 1 FROM documents d WHERE d.job_id = jobs.id AND d.status = 'paused')
-              THEN 'paused' ELSE 'queued' END,
-            lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-          WHERE ${held(job)}`
+        sql.withTransaction(Effect.gen(function*() {
+          const updated = yield* sql<{ status: string }>`
+            UPDATE jobs SET
+              status = CASE WHEN ${status} = 'paused'
+                AND EXISTS (SELECT 1 FROM documents d WHERE d.job_id = jobs.id AND d.status = 'paused')
+                THEN 'paused' ELSE 'queued' END,
+              lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+            WHERE ${held(job)}
+            RETURNING status`
+          if (updated[0]?.status === "queued" && job.document_id !== null) {
+            yield* sql`UPDATE documents SET status = 'queued', updated_at = now()
+              WHERE id = ${job.document_id} AND job_id = ${job.id} AND status = 'processing'`
+          }
+        }))
 
       const retry = (job: JobRow, delaySeconds: number, error: RunFailure) =>
         transition(

@@ -382,13 +382,15 @@ layer(freshServer("pglite", { llmBaseUrl: Option.some(chat.url), llmModel: "stan
 )
 
 describe("answers when the server shuts down", () => {
-  it.live("a server shutting down ends a live stream with done, cancelled, and records the run cancelled", () =>
+  it.live("a shutdown whose grace runs out ends a live stream with done, cancelled, and records the run cancelled", () =>
     Effect.gen(function*() {
       slowReply = true
+      // One second to shut down: a stream still running after half of it is cancelled.
       const settings = yield* freshSettings("pglite", {
         llmBaseUrl: Option.some(chat.url),
         llmModel: "stand-in-chat",
-        llmMaxRetries: 0
+        llmMaxRetries: 0,
+        shutdownTimeoutSeconds: 1
       })
       const scope = yield* Scope.make()
       const server = Context.get(yield* Layer.buildWithScope(serverLayer(settings), scope), TestServer)

@@ -33,6 +33,8 @@ export interface ChatServerOptions {
   readonly apiKey?: string
   /** The model GET /v1/models lists (default "stand-in-chat"); chat requests may name any model. */
   readonly model?: string
+  /** Streams stop after this many content pieces until `until` resolves (a reply certainly in progress). */
+  readonly holdAfter?: { readonly pieces: number; readonly until: Promise<unknown> }
 }
 
 export interface ChatServer {
@@ -209,7 +211,9 @@ export const startChatServer = async (options: ChatServerOptions = {}): Promise<
     res.flushHeaders()
     write(event([choice({ role: "assistant", content: "", refusal: null }, null)]))
     let first = true
+    let sent = 0
     for (const piece of pieces(content)) {
+      if (options.holdAfter !== undefined && sent++ === options.holdAfter.pieces) await options.holdAfter.until
       await pause(chunkDelayMs)
       if (gone) return
       const bytes = event([choice({ content: piece }, null)])

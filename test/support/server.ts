@@ -45,6 +45,7 @@ export const scratchDir = Effect.acquireRelease(
 )
 
 export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSettings => ({
+  role: "all",
   dataDir,
   databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl)),
   host: "127.0.0.1",
@@ -58,6 +59,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   publicUrl: Option.none(),
   metrics: false,
   metricsToken: Option.none(),
+  shutdownTimeoutSeconds: 20,
   logLevel: "none",
   logFormat: "json",
   maxBodyBytes: 64 * 1024,
