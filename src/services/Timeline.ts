@@ -4,7 +4,7 @@ import type { Granularity, TimelineBucket, TimelineEvent, TimelineOut } from "..
 import type { UserId } from "../domain/User.ts"
 import type { Issue } from "./Sources.ts"
 import { searchable } from "../stores/Searchable.ts"
-import { ownedSources } from "../stores/SourceAccess.ts"
+import { ownedSources, sourceIdList } from "../stores/SourceAccess.ts"
 
 export type TimelineError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId: string }
@@ -85,8 +85,7 @@ export class Timeline extends Context.Service<Timeline, {
 
       const timelineSources = Effect.fnUntraced(function*(owner: UserId, requested: ReadonlyArray<string> | undefined) {
         if (requested === undefined) return yield* ownedSources(sql, owner, undefined).pipe(Effect.orDie)
-        const ids = [...new Set(requested.flatMap((part) => part.split(",")).map((id) => id.trim()))]
-          .filter((id) => id.length > 0)
+        const ids = sourceIdList(requested)
         if (ids.length === 0 || ids.length > maxSources) {
           return yield* fail({
             _tag: "InvalidQuery",

@@ -15,7 +15,7 @@ import type {
 import type { UserId } from "../domain/User.ts"
 import { eventTime, excerptAround, surfacePattern } from "../stores/Graph.ts"
 import { searchable } from "../stores/Searchable.ts"
-import { ownedSources } from "../stores/SourceAccess.ts"
+import { ownedSources, sourceIdList } from "../stores/SourceAccess.ts"
 import type { Issue } from "./Sources.ts"
 
 export type UniverseError =
@@ -114,8 +114,7 @@ export class Universe extends Context.Service<Universe, {
       /** The requested sources, all the caller's (else SourceNotFound), or every source of the caller. */
       const sourcesOf = Effect.fnUntraced(function*(owner: UserId, requested: ReadonlyArray<string> | undefined) {
         if (requested === undefined) return yield* ownedSources(sql, owner, undefined).pipe(Effect.orDie)
-        const ids = [...new Set(requested.flatMap((part) => part.split(",")).map((id) => id.trim()))]
-          .filter((id) => id.length > 0)
+        const ids = sourceIdList(requested)
         if (ids.length === 0 || ids.length > maxSources) {
           return yield* fail({
             _tag: "InvalidQuery",

@@ -30,3 +30,7 @@ export const ownedSources = (
     if (missing !== undefined) return yield* new SourceNotOwned({ sourceId: missing })
     return unique
   }).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
+
+/** Source ids as a query sends them (the parameter repeated, comma-separated, or both): trimmed, without repeats. */
+export const sourceIdList = (requested: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...new Set(requested.flatMap((part) => part.split(",")).map((id) => id.trim()))].filter((id) => id.length > 0)
