@@ -221,7 +221,35 @@ export const ExpandOut = Schema.Struct({
   total: Schema.Int,
   remaining: Schema.Int.annotate({ description: "Neighbours after this page" }),
   next_cursor: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "ExpandOut" })
+}).annotate({
+  identifier: "ExpandOut",
+  examples: [{
+    node: {
+      id: "entity:9b2c7d4e-1f3a-4b5c-8d6e-7f8091a2b3c4",
+      type: "entity",
+      label: "Helen Marsh",
+      source_id: "6f1c2a40-0d1e-4a8e-9d5e-2b1f0c3d4e5f",
+      position: { x: 12.5, y: -3.25 }
+    },
+    items: [{
+      id: "event:0d9e8f7a-6b5c-4d3e-2f1a-0b9c8d7e6f5a",
+      type: "event",
+      ref_id: "0d9e8f7a-6b5c-4d3e-2f1a-0b9c8d7e6f5a",
+      label: "Helen Marsh chaired the board meeting",
+      kind: "chair",
+      source_id: "6f1c2a40-0d1e-4a8e-9d5e-2b1f0c3d4e5f",
+      relation: "participates",
+      role: "actor",
+      evidence: 3,
+      time: null,
+      position: { x: 13.1, y: -2.9 }
+    }],
+    counts: [{ kind: "event", total: 7 }],
+    total: 7,
+    remaining: 6,
+    next_cursor: "eyJrIjoiMyJ9"
+  }]
+})
 export type ExpandOut = typeof ExpandOut.Type
 
 const NodeParams = { node_id: NodeId }
@@ -310,6 +338,27 @@ export const DocumentNode = Schema.Struct({
 }).annotate({ identifier: "UniverseDocumentNode" })
 
 export const NodeDetail = Schema.Union([EntityNode, EventNode, CommunityNode, DocumentNode]).annotate({
-  identifier: "UniverseNodeDetail"
+  identifier: "UniverseNodeDetail",
+  examples: [{
+    type: "document",
+    id: "document:1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+    ref_id: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+    source_id: "6f1c2a40-0d1e-4a8e-9d5e-2b1f0c3d4e5f",
+    label: "Board meeting, 12 January 2023",
+    format: "markdown",
+    document_date: "2023-01-12T00:00:00.000Z",
+    created_at: "2026-11-24T10:00:00.000Z",
+    counts: { chunks: 3, entities: 6, events: 9 },
+    position: { x: 10.2, y: -4.75 },
+    provenance: {
+      chunks: [{
+        chunk_id: "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+        document_id: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+        document_title: "Board meeting, 12 January 2023",
+        ordinal: 0,
+        quote: "Helen Marsh opened the meeting and Victor Lang presented the budget."
+      }]
+    }
+  }]
 })
 export type NodeDetail = typeof NodeDetail.Type
