@@ -5,6 +5,7 @@ import type { UserId } from "../domain/User.ts"
 import type { Issue } from "./Sources.ts"
 import { searchable } from "../stores/Searchable.ts"
 import { ownedSources, sourceIdList } from "../stores/SourceAccess.ts"
+import { bucketsOver, maxBuckets, rankLive, rankStored, storedState, units } from "../stores/Timeline.ts"
 
 export type TimelineError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId: string }
@@ -32,28 +33,8 @@ export interface TimelineOptions {
 const maxSources = 256
 /** auto takes the finest unit with at most this many buckets over the span. */
 const autoBuckets = 120
-/** An explicit granularity over a span that would hold more buckets than this is refused (422). */
-export const maxBuckets = 2000
-
-const day = 86_400_000
-/** The longest each unit can be, so span / unit never undercounts the buckets. */
-const unitLength: Record<Granularity, number> = { day, week: 7 * day, month: 31 * day, year: 366 * day }
-const units: ReadonlyArray<Granularity> = ["day", "week", "month", "year"]
-
-/** How many buckets of `unit` a span touches at most (one more for a span not aligned to the unit). */
-const bucketsOver = (spanMs: number, unit: Granularity) => Math.ceil(spanMs / unitLength[unit]) + 1
 
 const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
-
-interface RankedRow {
-  readonly bucket_start: Date
-  readonly bucket_end: Date
-  readonly bucket_precision: string
-  readonly fits: boolean
-  readonly count: number | string
-  readonly rank: number | string
-  readonly id: string
-}
 
 interface EventDetailRow {
   readonly id: string
@@ -97,7 +78,6 @@ export class Timeline extends Context.Service<Timeline, {
         )
       })
 
-      /** Earliest start and latest start of the selected dated events, for choosing the unit. */
       /** First and last dated event: per source by index, or among the events `participants` selects. */
       const extent = (sourceIds: ReadonlyArray<string>, participants: Statement.Fragment | null) =>
         participants === null
@@ -168,55 +148,34 @@ export class Timeline extends Context.Service<Timeline, {
           : null
         const selected: Statement.Fragment = sql`ev.source_id = ANY(${sourceIds}::text[])
           ${participants === null ? sql`` : sql`AND ev.id IN (${participants})`}`
-        const [undated] = yield* sql<{ count: number | string }>`
-          SELECT count(*) AS count FROM events ev
-          JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
-          WHERE ${selected} AND ev.time_start IS NULL`.pipe(Effect.orDie)
+        // The whole span of whole sources is read from the timeline the universe's recompute stores, while it is
+        // current; anything narrower (a window, an entity, a community) ranks the events live.
+        const state = participants === null && from === null && to === null && sourceIds.length > 0
+          ? yield* storedState(sql, sourceIds)
+          : null
+        const stored = state?.current === true ? state : null
+        const undated = stored !== null ? stored.undated : Number(
+          (yield* sql<{ count: number | string }>`
+            SELECT count(*) AS count FROM events ev
+            JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
+            WHERE ${selected} AND ev.time_start IS NULL`.pipe(Effect.orDie))[0]?.count ?? 0
+        )
 
         let spanMs: number
         if (from !== null && to !== null) {
           spanMs = to.getTime() - from.getTime()
         } else {
-          const [bounds] = yield* extent(sourceIds, participants).pipe(Effect.orDie)
+          const bounds = stored ?? (yield* extent(sourceIds, participants).pipe(Effect.orDie))[0]
           const first = from ?? bounds?.first ?? null
           const last = to ?? bounds?.last ?? null
           spanMs = first === null || last === null ? 0 : Math.max(0, last.getTime() - first.getTime())
         }
         const unit = yield* chooseUnit(options.granularity ?? "auto", spanMs)
-        const step = sql.literal(`interval '1 ${unit}'`)
-        const truncate = sql.literal(`'${unit}'`)
-
-        // Ranking carries only the keys, sorted in memory (the default work_mem spills 100,000 rows to disk) and
-        // without collation-aware text comparisons; a bucket is its period. The top events are then read by id.
-        const ranked = sourceIds.length === 0 ? [] : yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SET LOCAL work_mem = '64MB'`
-          return yield* sql<RankedRow>`
-            WITH placed AS (
-              SELECT ev.id, ev.time_start, coalesce(ev.time_end, ev.time_start) AS time_end, ev.time_precision,
-                ev.confidence, date_trunc(${truncate}, ev.time_start AT TIME ZONE 'UTC') AS unit_start
-              FROM events ev
-              JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
-              WHERE ${selected} AND ev.time_start IS NOT NULL
-                ${from === null ? sql`` : sql`AND coalesce(ev.time_end, ev.time_start) > ${from}`}
-                ${to === null ? sql`` : sql`AND ev.time_start < ${to}`}
-            ), bucketed AS (
-              SELECT id, confidence, time_start, fits,
-                CASE WHEN fits THEN unit_start ELSE time_start AT TIME ZONE 'UTC' END AS bucket_start,
-                CASE WHEN fits THEN unit_start + ${step} ELSE time_end AT TIME ZONE 'UTC' END AS bucket_end,
-                CASE WHEN fits THEN ${unit} ELSE coalesce(time_precision, 'day') END AS bucket_precision
-              FROM (SELECT placed.*, (time_end AT TIME ZONE 'UTC') <= unit_start + ${step} AS fits FROM placed) keyed
-            ), ranked AS (
-              SELECT id, fits, bucket_start, bucket_end, bucket_precision,
-                count(*) OVER w AS count,
-                row_number() OVER (w ORDER BY confidence DESC, time_start, id COLLATE "C") AS rank
-              FROM bucketed
-              WINDOW w AS (PARTITION BY bucket_start, bucket_end)
-            )
-            SELECT bucket_start AT TIME ZONE 'UTC' AS bucket_start, bucket_end AT TIME ZONE 'UTC' AS bucket_end,
-              bucket_precision, fits, count, rank, id
-            FROM ranked WHERE rank <= ${Math.max(limit, 1)}
-            ORDER BY bucket_start, bucket_end, rank`
-        })).pipe(Effect.orDie)
+        const ranked = sourceIds.length === 0
+          ? []
+          : stored !== null
+          ? yield* rankStored(sql, sourceIds, unit, limit)
+          : yield* rankLive(sql, { selected, from, to, unit, keep: limit })
         const topIds = ranked.filter((row) => Number(row.rank) <= limit).map((row) => row.id)
         const details = topIds.length === 0 ? [] : yield* sql<EventDetailRow>`
           SELECT ev.id, ev.source_id, ev.document_id, ev.statement, ev.kind, ev.time_start,
@@ -277,7 +236,7 @@ export class Timeline extends Context.Service<Timeline, {
             ? null
             : { start: spanStart.toISOString(), end: spanEnd.toISOString() },
           dated,
-          undated: Number(undated?.count ?? 0),
+          undated,
           buckets,
           coarser
         } satisfies TimelineOut

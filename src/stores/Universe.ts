@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { MapOutput } from "../background/universeMap.ts"
 import { searchable } from "./Searchable.ts"
+import { storeTimeline } from "./Timeline.ts"
 
 /**
  * In the transaction of a graph transition (a version activated, a document removed or taken out for
@@ -41,6 +42,8 @@ export interface SourceGraph {
     readonly events: number
     readonly datedEvents: number
     readonly timeStart: Date | null
+    /** The latest start of a dated event (timeEnd is the latest end). */
+    readonly lastStart: Date | null
     readonly timeEnd: Date | null
   }
 }
@@ -50,7 +53,7 @@ const labelMembers = 3
 
 /**
  * The universe aggregates: which sources need a new map (marks, debounced claims), what a map is computed from,
- * and the one transaction that replaces a source's map.
+ * and the one transaction that replaces a source's map (with its stored timeline, written just before).
  */
 export class UniverseMaps extends Context.Service<UniverseMaps, {
   /**
@@ -116,6 +119,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
           events: number
           dated: number
           time_start: Date | null
+          last_start: Date | null
           time_end: Date | null
         }>`
           SELECT
@@ -125,7 +129,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
         }
               WHERE c.source_id = ${sourceId})::int AS chunks,
             count(*)::int AS events, count(ev.time_start)::int AS dated,
-            min(ev.time_start) AS time_start, max(ev.time_end) AS time_end
+            min(ev.time_start) AS time_start, max(ev.time_start) AS last_start, max(ev.time_end) AS time_end
           FROM events ev JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}
           WHERE ev.source_id = ${sourceId}`.pipe(Effect.orDie)
         const index = new Map(entities.map((entity, i) => [entity.id, i]))
@@ -151,6 +155,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
             events: counts!.events,
             datedEvents: counts!.dated,
             timeStart: counts!.time_start,
+            lastStart: counts!.last_start,
             timeEnd: counts!.time_end
           }
         }
@@ -209,6 +214,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
         }
         const { counts } = graph
 
+        yield* storeTimeline(sql, sourceId, counts.timeStart, counts.lastStart)
         yield* sql.withTransaction(Effect.gen(function*() {
           const alive = yield* sql`SELECT 1 FROM sources WHERE id = ${sourceId} FOR KEY SHARE`
           if (alive.length === 0) return
@@ -249,7 +255,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
               document_count = ${counts.documents}, chunk_count = ${counts.chunks}, entity_count = ${entities.length},
               event_count = ${counts.events}, dated_event_count = ${counts.datedEvents},
               entity_kinds = ${JSON.stringify(entityKinds)}::jsonb,
-              time_start = ${counts.timeStart}, time_end = ${counts.timeEnd},
+              time_start = ${counts.timeStart}, last_start = ${counts.lastStart}, time_end = ${counts.timeEnd},
               min_x = ${bounds?.minX ?? null}, min_y = ${bounds?.minY ?? null},
               max_x = ${bounds?.maxX ?? null}, max_y = ${bounds?.maxY ?? null}
             WHERE source_id = ${sourceId}`

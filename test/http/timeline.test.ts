@@ -94,7 +94,7 @@ const timeline = (url: string, token: string, query: string) =>
 const starts = (buckets: ReadonlyArray<{ start: string }>) => buckets.map((bucket) => bucket.start.slice(0, 10))
 
 for (const engine of engines) {
-  layer(freshServer(engine), { timeout: 120_000 })(`universe timeline (${engine})`, (it) => {
+  layer(freshServer(engine), { excludeTestServices: true, timeout: 120_000 })(`universe timeline (${engine})`, (it) => {
     it.effect("month buckets hold what fits; the year-only and the straddling week are coarser; undated apart", () =>
       Effect.gen(function*() {
         const { url, owner, source } = yield* seed
@@ -263,6 +263,75 @@ for (const engine of engines) {
         const months = yield* timeline(url, token, "granularity=month")
         assert.deepStrictEqual(starts(months.body.buckets), ["2020-03-01", "2021-03-01"])
         assert.deepStrictEqual(starts(months.body.coarser), ["2021-01-01"])
+      }))
+
+    it.effect("the whole span is read from the timeline the recompute stores, exactly as the live ranking gives it", () =>
+      Effect.gen(function*() {
+        const { sql, url } = yield* TestServer
+        const token = yield* login(url, "Chronicler")
+        const sources = [yield* createSource(url, token, "Diary"), yield* createSource(url, token, "Ledger")]
+        // Two sources over 2020–2022 with every precision, straddling weeks and tied confidences.
+        const precisions = ["day", "day", "day", "week", "month", "quarter", "year"] as const
+        for (const [s, sourceId] of sources.entries()) {
+          const events = Array.from({ length: 90 }, (_, i) => {
+            const start = new Date(Date.UTC(2020, (i * 7 + s * 5) % 30, 1 + ((i * 11 + s) % 27)))
+            const precision = precisions[(i + s) % precisions.length]!
+            const end = new Date(start)
+            if (precision === "day") end.setUTCDate(end.getUTCDate() + 1)
+            if (precision === "week") end.setUTCDate(end.getUTCDate() + 7)
+            if (precision === "month") end.setUTCMonth(end.getUTCMonth() + 1)
+            if (precision === "quarter") end.setUTCMonth(end.getUTCMonth() + 3)
+            if (precision === "year") end.setUTCFullYear(end.getUTCFullYear() + 1)
+            const time = i % 13 === 0
+              ? null
+              : { start: start.toISOString(), end: end.toISOString(), precision, text: precision, relative: false }
+            return event(`Event ${s}-${i}`, "note", [["ada", "actor"]], { time, confidence: [0.5, 0.7, 0.9][i % 3]! })
+          })
+          yield* storeDocument(sourceId, `log ${s}`, ["A log."], { entities: [entity("ada", "Ada", "person")], events })
+        }
+        for (let attempt = 0; attempt < 900; attempt++) {
+          const manifest = yield* request(url, "/api/v1/universe/manifest", { token })
+          if (!manifest.body.pending && manifest.body.computed_at !== null) break
+          yield* Effect.sleep("100 millis")
+        }
+        const stored = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM universe_timeline WHERE source_id = ANY(${sources}::text[])`
+        assert.isAbove(stored[0]!.n, 0, "the recompute stored the sources' timelines")
+
+        // The same buckets through the window (always ranked live) and over the whole span (stored).
+        const window = "from=2019-12-01&to=2022-12-01"
+        const compared = (body: { buckets: unknown; coarser: unknown; dated: number; undated: number }) =>
+          [body.buckets, body.coarser, body.dated, body.undated]
+        for (const selection of [`source_ids=${sources[0]}`, `source_ids=${sources.join(",")}`]) {
+          for (const granularity of ["day", "week", "month", "year"]) {
+            for (const limit of [0, 3, 20]) {
+              const query = `${selection}&granularity=${granularity}&limit=${limit}`
+              const whole = yield* timeline(url, token, query)
+              const live = yield* timeline(url, token, `${query}&${window}`)
+              assert.strictEqual(whole.status, 200, whole.text)
+              assert.strictEqual(live.status, 200, live.text)
+              assert.deepStrictEqual(compared(whole.body), compared(live.body), query)
+            }
+          }
+        }
+        const before = yield* timeline(url, token, "granularity=year")
+        assert.strictEqual(before.body.dated + before.body.undated, 180)
+
+        // Proof the whole span came from the stored rows: altering them alters the answer.
+        const altering = yield* sql`
+          UPDATE universe_timeline SET count = count + 1000 WHERE source_id = ${sources[0]!} AND unit = 'year'
+          RETURNING count`
+        const altered = yield* timeline(url, token, "granularity=year")
+        assert.strictEqual(altered.body.dated, before.body.dated + 1000 * altering.length)
+        yield* sql`UPDATE universe_timeline SET count = count - 1000 WHERE source_id = ${sources[0]!} AND unit = 'year'`
+
+        // A new document marks the source: until its recompute, the answer is ranked live and already holds it.
+        yield* storeDocument(sources[0]!, "late", ["Late."], {
+          entities: [entity("ada", "Ada", "person")],
+          events: [event("A late event", "note", [["ada", "actor"]], { time: onDay("2021-06-15") })]
+        })
+        const after = yield* timeline(url, token, "granularity=year")
+        assert.strictEqual(after.body.dated, before.body.dated + 1)
       }))
   })
 }
