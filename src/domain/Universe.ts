@@ -84,7 +84,10 @@ export const SourceUniverse = Schema.Struct({
     min_y: Schema.Number,
     max_x: Schema.Number,
     max_y: Schema.Number
-  })).annotate({ description: "The extent of the source's map (each source is laid out in its own frame)" })
+  })).annotate({
+    description: "The extent of the source's map in the caller's plane: the caller's sources lie side by side, " +
+      "left to right in the order they were created"
+  })
 }).annotate({ identifier: "SourceUniverse" })
 
 export const UniverseManifest = Schema.Struct({

@@ -75,6 +75,10 @@ const jitter = (id: string, around: Position, reach = 12): Position => {
   return { x: round(around.x + Math.cos(angle) * distance), y: round(around.y + Math.sin(angle) * distance) }
 }
 
+/** The space left between two sources' maps laid side by side. */
+const frameGap = 100
+const round2 = (value: number) => Math.round(value * 100) / 100
+
 const iso = (date: Date | null) => date === null ? null : date.toISOString()
 const span = (start: Date | null, end: Date | null) =>
   start === null || end === null ? null : { start: start.toISOString(), end: end.toISOString() }
@@ -126,6 +130,36 @@ export class Universe extends Context.Service<Universe, {
         )
       })
 
+      /**
+       * Where each of the owner's source maps sits in the one plane the client draws: maps are computed per source
+       * around their own origin, then laid side by side, left to right in the order the sources were created,
+       * centred on y = 0, a gap apart. The offsets follow the owner's sources, not the request's selection, so
+       * a node keeps its position whichever sources a request names.
+       */
+      const framesOf = (owner: UserId) =>
+        sql<{ id: string; min_x: number | null; min_y: number | null; max_x: number | null; max_y: number | null }>`
+          SELECT s.id, u.min_x, u.min_y, u.max_x, u.max_y
+          FROM sources s LEFT JOIN universe_sources u ON u.source_id = s.id
+          WHERE s.owner_id = ${owner} ORDER BY s.created_at, s.id`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => {
+            const frames = new Map<string, Position>()
+            let cursor = 0
+            for (const row of rows) {
+              if (row.min_x === null) continue
+              frames.set(row.id, { x: round2(cursor - row.min_x), y: round2(-(row.min_y! + row.max_y!) / 2) })
+              cursor += row.max_x! - row.min_x + frameGap
+            }
+            return frames
+          })
+        )
+
+      /** A position of a source's map, in the owner's plane. */
+      const placed = (frames: ReadonlyMap<string, Position>, sourceId: string, position: Position): Position => {
+        const offset = frames.get(sourceId)
+        return offset === undefined ? position : { x: round2(position.x + offset.x), y: round2(position.y + offset.y) }
+      }
+
       const manifest = Effect.fn("Universe.manifest")(function*(
         owner: UserId,
         requested: ReadonlyArray<string> | undefined
@@ -175,6 +209,7 @@ export class Universe extends Context.Service<Universe, {
         const links = yield* sql<{ source_id: string; a: number; b: number; weight: number }>`
           SELECT source_id, a, b, weight FROM universe_links WHERE source_id = ANY(${sourceIds}::text[])
           ORDER BY weight DESC, source_id, a, b LIMIT ${maxEdges}`.pipe(Effect.orDie)
+        const frames = yield* framesOf(owner)
         const order = new Map(sources.map((source, i) => [source.id, i]))
         const kinds = new Map<string, number>()
         for (const source of sources) {
@@ -203,9 +238,11 @@ export class Universe extends Context.Service<Universe, {
             },
             entity_kinds: s.entity_kinds ?? [],
             time_span: span(s.time_start, s.time_end),
-            bounds: s.min_x === null
-              ? null
-              : { min_x: s.min_x, min_y: s.min_y!, max_x: s.max_x!, max_y: s.max_y! }
+            bounds: s.min_x === null ? null : (() => {
+              const low = placed(frames, s.id, { x: s.min_x, y: s.min_y! })
+              const high = placed(frames, s.id, { x: s.max_x!, y: s.max_y! })
+              return { min_x: low.x, min_y: low.y, max_x: high.x, max_y: high.y }
+            })()
           })),
           entity_kinds: [...kinds.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
             .map(([kind, count]) => ({ kind, count })),
@@ -232,7 +269,7 @@ export class Universe extends Context.Service<Universe, {
               score: m.score
             })),
             time_span: span(c.time_start, c.time_end),
-            position: { x: c.x, y: c.y },
+            position: placed(frames, c.source_id, { x: c.x, y: c.y }),
             radius: c.radius
           })),
           community_edges: links.map((l) => ({
@@ -623,9 +660,10 @@ export class Universe extends Context.Service<Universe, {
           const end = page[page.length - 1]!
           last = { k, s: end.score, key: end.key }
         }
+        const frames = yield* framesOf(owner)
         return {
-          node: node.ref,
-          items,
+          node: { ...node.ref, position: placed(frames, node.ref.source_id, node.ref.position) },
+          items: items.map((item) => ({ ...item, position: placed(frames, item.source_id, item.position) })),
           counts,
           total: counts.reduce((sum, c) => sum + c.total, 0),
           remaining,
@@ -649,7 +687,8 @@ export class Universe extends Context.Service<Universe, {
         const sourceIds = yield* sourcesOf(owner, undefined)
         const resolved = yield* resolve(parseNodeId(nodeId), sourceIds)
         const parsed = resolved.parsed
-        const ref = resolved.ref
+        const frames = yield* framesOf(owner)
+        const ref = { ...resolved.ref, position: placed(frames, resolved.ref.source_id, resolved.ref.position) }
         switch (parsed.type) {
           case "entity": {
             const [entity] = yield* sql<{

@@ -174,7 +174,10 @@ export const rankStored = (
     count: number
     top: ReadonlyArray<TopEvent>
   }>`
-    SELECT bucket_start, bucket_end, precision, fits, count, top FROM universe_timeline
+    SELECT bucket_start, bucket_end, precision, fits, count,
+      (SELECT jsonb_agg(t.event ORDER BY t.n) FROM jsonb_array_elements(top) WITH ORDINALITY AS t(event, n)
+        WHERE t.n <= ${Math.max(keep, 1)}) AS top
+    FROM universe_timeline
     WHERE source_id = ANY(${sourceIds}::text[]) AND unit = ${unit}
     ORDER BY bucket_start, bucket_end`.pipe(
     Effect.map((stored) => {

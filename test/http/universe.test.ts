@@ -197,6 +197,39 @@ for (const engine of engines) {
         assert.deepStrictEqual(near.body.items.map((i: any) => i.position), again.body.items.map((i: any) => i.position))
       }), 240_000)
 
+    it.effect("several sources: their maps lie side by side, and a node's position does not depend on the selection", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Sidney")
+        const board = yield* createSource(url, token, "Board")
+        const club = yield* createSource(url, token, "Club")
+        yield* ingestAll(url, token, board, boardMeetings)
+        yield* ingestAll(url, token, club, footballSeason)
+        const both = yield* settled(token)
+        assert.deepStrictEqual(both.sources.map((s: { source_id: string }) => s.source_id), [board, club])
+        const [left, right] = both.sources.map((s: { bounds: any }) => s.bounds)
+        assert.isBelow(left.max_x, right.min_x, "the first source's map ends before the second's begins")
+        for (const community of both.communities) {
+          const bounds = both.sources.find((s: { source_id: string }) => s.source_id === community.source_id).bounds
+          assert.isAtLeast(community.position.x + 0.01, bounds.min_x + community.radius - 1, community.label)
+          assert.isAtMost(community.position.x - 0.01, bounds.max_x - community.radius + 1, community.label)
+        }
+        const alone = yield* settled(token, `?source_ids=${club}`)
+        assert.deepStrictEqual(
+          alone.communities.map((c: { position: unknown }) => c.position),
+          both.communities.filter((c: { source_id: string }) => c.source_id === club)
+            .map((c: { position: unknown }) => c.position),
+          "the same positions whichever sources are asked for"
+        )
+        const community = alone.communities[0]
+        const page = yield* expand(token, { node_id: community.id, limit: 5, source_ids: [club] })
+        const entity = page.body.items[0]
+        const distance = Math.hypot(entity.position.x - community.position.x, entity.position.y - community.position.y)
+        assert.isAtMost(distance, community.radius + 0.01, "members stay inside their community's disc")
+        const detail = yield* api(`/universe/nodes/${encodeURIComponent(entity.id)}`, token)
+        assert.deepStrictEqual(detail.body.position, entity.position)
+      }), 240_000)
+
     it.effect("expand: shapes of every node type, evidence order, pagination with remaining, time window", () =>
       Effect.gen(function*() {
         const s = yield* seed
