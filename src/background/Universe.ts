@@ -49,9 +49,10 @@ export const UniverseRecompute = Layer.effectDiscard(Effect.gen(function*() {
   const recompute = Effect.fn("Universe.recompute")(function*(claim: Claim) {
     const started = yield* Clock.currentTimeMillis
     const graph = yield* maps.load(claim.sourceId)
-    const map = yield* run({ kind: "map", input: mapInputOf(graph) }, computeLimitMs)
+    const input = mapInputOf(graph)
+    const map = yield* run({ kind: "map", input }, computeLimitMs)
     const computeMs = (yield* Clock.currentTimeMillis) - started
-    yield* maps.save(claim, graph, map, computeMs)
+    yield* maps.save(claim, graph, input, map, computeMs)
     yield* Effect.logDebug("universe map computed").pipe(Effect.annotateLogs({
       source_id: claim.sourceId,
       entities: graph.entities.length,

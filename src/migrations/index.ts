@@ -11,7 +11,7 @@ import universe from "./0009_universe.ts"
 import explorations from "./0010_explorations.ts"
 import mcp from "./0011_mcp.ts"
 import jobTrace from "./0012_job_trace.ts"
-import universeTimeline from "./0013_universe_timeline.ts"
+import universeAggregates from "./0013_universe_aggregates.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -27,7 +27,7 @@ const all = {
   "0010_explorations": explorations,
   "0011_mcp": mcp,
   "0012_job_trace": jobTrace,
-  "0013_universe_timeline": universeTimeline
+  "0013_universe_aggregates": universeAggregates
 }
 
 export const migrations = Migrator.fromRecord(all)

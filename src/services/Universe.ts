@@ -65,6 +65,8 @@ const expandCursor = PageCursor(
   Schema.Struct({ node: Schema.String, k: Schema.Int, s: Schema.Int, key: Schema.String })
 )
 
+type StoredKind = "entity" | "event" | "document"
+
 /** A stable small offset from the id: where a node without a position of its own sits around its parent. */
 const jitter = (id: string, around: Position, reach = 12): Position => {
   let hash = 2166136261
@@ -606,6 +608,104 @@ export class Universe extends Context.Service<Universe, {
         }
       })
 
+      interface RankedPage {
+        readonly total: number
+        /** Neighbours after the cursor (all of them without one), this page included. */
+        readonly following: number
+        readonly page: ReadonlyArray<{ readonly ref_id: string; readonly score: number; readonly key: string }>
+      }
+
+      /** One page of a kind's neighbours ranked in SQL (score descending, then key), after the cursor `at`. */
+      const livePage = (
+        rows: Statement.Fragment,
+        skipped: boolean,
+        at: { readonly s: number; readonly key: string } | undefined,
+        room: number
+      ) => {
+        const position = at !== undefined
+          ? sql`WHERE (n.score < ${at.s} OR (n.score = ${at.s} AND n.key > ${at.key}))`
+          : skipped
+          ? sql`WHERE false`
+          : sql``
+        return sql<{ ref_id: string | null; score: number; key: string; total: number; following: number }>`
+          WITH n AS (${rows})
+          SELECT p.ref_id, p.score, p.key, c.total, c.following FROM
+            (SELECT count(*)::int AS total, (SELECT count(*) FROM n ${position})::int AS following FROM n) c
+            LEFT JOIN LATERAL (
+              SELECT n.ref_id, n.score::int AS score, n.key FROM n ${position}
+              ORDER BY n.score DESC, n.key LIMIT ${room}
+            ) p ON true`.pipe(
+          Effect.orDie,
+          Effect.map((found): RankedPage => ({
+            total: found[0]?.total ?? 0,
+            following: found[0]?.following ?? 0,
+            page: found.flatMap((row) => row.ref_id === null ? [] : [{ ref_id: row.ref_id, score: row.score, key: row.key }])
+          }))
+        )
+      }
+
+      /**
+       * An entity's neighbour counts and, for a hub, its first neighbours of each kind, as the last recompute stored them
+       * (src/stores/Universe.ts), when its source's aggregates are current; undefined otherwise.
+       */
+      const storedNeighbours = (entityId: string) =>
+        sql<{
+          kind: StoredKind | null
+          ref_id: string | null
+          score: number | null
+          event_count: number
+          related_count: number
+          document_count: number
+        }>`
+          SELECT n.kind, n.ref_id, n.score, u.event_count, u.related_count, u.document_count
+          FROM universe_entities u
+          JOIN universe_sources s ON s.source_id = u.source_id AND s.computed_at IS NOT NULL AND s.dirty_since IS NULL
+          LEFT JOIN universe_neighbours n ON n.entity_id = u.entity_id
+          WHERE u.entity_id = ${entityId}
+          ORDER BY n.kind, n.rank`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => {
+            if (rows.length === 0) return undefined
+            const lists = new Map<StoredKind, Array<{ ref_id: string; score: number; key: string }>>()
+            for (const row of rows) {
+              if (row.kind === null) continue
+              const list = lists.get(row.kind) ?? []
+              list.push({ ref_id: row.ref_id!, score: row.score!, key: row.ref_id! })
+              lists.set(row.kind, list)
+            }
+            const totals: Record<StoredKind, number> = {
+              entity: rows[0]!.related_count,
+              event: rows[0]!.event_count,
+              document: rows[0]!.document_count
+            }
+            return { totals, lists }
+          })
+        )
+
+      /**
+       * The page from a hub's stored neighbours (the same order as the live ranking: keys are ids compared byte
+       * by byte), or undefined when the page reaches past what is stored.
+       */
+      const storedPage = (
+        stored: Effect.Success<ReturnType<typeof storedNeighbours>>,
+        kind: NeighbourKind,
+        skipped: boolean,
+        at: { readonly s: number; readonly key: string } | undefined,
+        room: number
+      ): RankedPage | undefined => {
+        const list = kind === "chunk" ? undefined : stored?.lists.get(kind)
+        if (stored === undefined || list === undefined || kind === "chunk") return undefined
+        const total = stored.totals[kind]
+        if (skipped) return { total, following: 0, page: [] }
+        const from = at === undefined
+          ? 0
+          : list.findIndex((row) => row.score < at.s || (row.score === at.s && row.key > at.key))
+        const start = from === -1 ? list.length : from
+        const complete = list.length === total
+        if (!complete && (start === list.length || start + room > list.length)) return undefined
+        return { total, following: total - start, page: list.slice(start, start + room) }
+      }
+
       const instant = (text: string | undefined) => text === undefined ? null : new Date(text)
 
       const expand = Effect.fn("Universe.expand")(function*(owner: UserId, request: ExpandRequest) {
@@ -623,6 +723,7 @@ export class Universe extends Context.Service<Universe, {
         }
         const key = after?.value
         const limit = request.limit ?? 20
+        const stored = node.parsed.type === "entity" ? yield* storedNeighbours(node.parsed.id) : undefined
         const items: Array<ExpandItem> = []
         const counts: Array<{ kind: NeighbourKind; total: number }> = []
         let remaining = 0
@@ -635,23 +736,13 @@ export class Universe extends Context.Service<Universe, {
           }
           const skipped = key !== undefined && k < key.k
           const room = skipped ? 0 : limit - items.length
-          const position = key !== undefined && k === key.k
-            ? sql`WHERE (n.score < ${key.s} OR (n.score = ${key.s} AND n.key > ${key.key}))`
-            : skipped
-            ? sql`WHERE false`
-            : sql``
-          const rows = yield* sql<{ ref_id: string; score: number; key: string; total: number; following: number }>`
-            WITH n AS (${query.rows})
-            SELECT p.ref_id, p.score, p.key, c.total, c.following FROM
-              (SELECT count(*)::int AS total, (SELECT count(*) FROM n ${position})::int AS following FROM n) c
-              LEFT JOIN LATERAL (
-                SELECT n.ref_id, n.score::int AS score, n.key FROM n ${position}
-                ORDER BY n.score DESC, n.key LIMIT ${room}
-              ) p ON true`.pipe(Effect.orDie)
-          const total = rows[0]?.total ?? 0
-          counts.push({ kind, total })
-          const page = rows.filter((row) => row.ref_id !== null)
-          remaining += (rows[0]?.following ?? 0) - page.length
+          const at = key !== undefined && k === key.k ? { s: key.s, key: key.key } : undefined
+          const ranked = (window.from === null && window.to === null
+            ? storedPage(stored, kind, skipped, at, room)
+            : undefined) ?? (yield* livePage(query.rows, skipped, at, room))
+          counts.push({ kind, total: ranked.total })
+          const page = ranked.page
+          remaining += ranked.following - page.length
           if (page.length === 0) continue
           const roles = kind === "entity" && node.parsed.type === "event"
             ? new Map(page.map((row) => [row.ref_id, (["participant", "place", "object", "actor"] as const)[row.score - 1]!]))
@@ -705,20 +796,35 @@ export class Universe extends Context.Service<Universe, {
             const aliases = (yield* sql<{ alias: string }>`
               SELECT alias FROM entity_aliases WHERE entity_id = ${parsed.id} ORDER BY alias`.pipe(Effect.orDie))
               .map((row) => row.alias)
-            const [counts] = yield* sql<{ events: number; related: number }>`
-              SELECT
-                (SELECT count(DISTINCT ev.id) FROM event_participants p JOIN events ev ON ev.id = p.event_id
-                  ${visibleEvent("ev")} WHERE p.entity_id = ${parsed.id})::int AS events,
-                (SELECT count(DISTINCT p2.entity_id) FROM event_participants p1
-                  JOIN events ev ON ev.id = p1.event_id ${visibleEvent("ev")}
-                  JOIN event_participants p2 ON p2.event_id = ev.id AND p2.entity_id <> p1.entity_id
-                  WHERE p1.entity_id = ${parsed.id})::int AS related`.pipe(Effect.orDie)
-            const documents = yield* sql<{ document_id: string; title: string; mentions: number }>`
-              SELECT m.document_id, d.title, sum(m.count)::int AS mentions
-              FROM entity_mentions m JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
-              WHERE m.entity_id = ${parsed.id} AND m.chunk_id IS NULL
-              GROUP BY m.document_id, d.title
-              ORDER BY mentions DESC, m.document_id`.pipe(Effect.orDie)
+            // Counts (and a hub's first documents) come from the last recompute while it is current.
+            const stored = yield* storedNeighbours(parsed.id)
+            const storedDocuments = stored?.lists.get("document")?.slice(0, 10)
+            const [counts] = stored !== undefined
+              ? [{ events: stored.totals.event, related: stored.totals.entity }]
+              : yield* sql<{ events: number; related: number }>`
+                SELECT
+                  (SELECT count(DISTINCT ev.id) FROM event_participants p JOIN events ev ON ev.id = p.event_id
+                    ${visibleEvent("ev")} WHERE p.entity_id = ${parsed.id})::int AS events,
+                  (SELECT count(DISTINCT p2.entity_id) FROM event_participants p1
+                    JOIN events ev ON ev.id = p1.event_id ${visibleEvent("ev")}
+                    JOIN event_participants p2 ON p2.event_id = ev.id AND p2.entity_id <> p1.entity_id
+                    WHERE p1.entity_id = ${parsed.id})::int AS related`.pipe(Effect.orDie)
+            const documents = storedDocuments !== undefined
+              ? yield* sql<{ document_id: string; title: string }>`
+                SELECT id AS document_id, title FROM documents
+                WHERE id = ANY(${storedDocuments.map((d) => d.ref_id)}::text[])`.pipe(
+                Effect.orDie,
+                Effect.map((rows) => {
+                  const titles = new Map(rows.map((row) => [row.document_id, row.title]))
+                  return storedDocuments.map((d) => ({ document_id: d.ref_id, title: titles.get(d.ref_id)!, mentions: d.score }))
+                })
+              )
+              : yield* sql<{ document_id: string; title: string; mentions: number }>`
+                SELECT m.document_id, d.title, sum(m.count)::int AS mentions
+                FROM entity_mentions m JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
+                WHERE m.entity_id = ${parsed.id} AND m.chunk_id IS NULL
+                GROUP BY m.document_id, d.title
+                ORDER BY mentions DESC, m.document_id`.pipe(Effect.orDie)
             const chunks = yield* sql<{ chunk_id: string; document_id: string; title: string; ordinal: number; text: string }>`
               SELECT m.chunk_id, c.document_id, d.title, c.ordinal, c.text
               FROM entity_mentions m
@@ -740,7 +846,7 @@ export class Universe extends Context.Service<Universe, {
               counts: {
                 mentions: entity!.mention_count,
                 events: counts!.events,
-                documents: documents.length,
+                documents: stored?.totals.document ?? documents.length,
                 related: counts!.related
               },
               community: entity!.community === null ? null : `community:${ref.source_id}:${entity!.community}`,

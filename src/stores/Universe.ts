@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { MapOutput } from "../background/universeMap.ts"
+import type { MapInput, MapOutput } from "../background/universeMap.ts"
 import { searchable } from "./Searchable.ts"
 import { storeTimeline } from "./Timeline.ts"
 
@@ -36,6 +36,9 @@ export interface SourceGraph {
   readonly entities: ReadonlyArray<UniverseEntity>
   /** Per visible event, the distinct entities taking part (indexes into entities). */
   readonly events: ReadonlyArray<ReadonlyArray<number>>
+  /** Per event of `events`: its id and how many distinct entities take part (visible or not). */
+  readonly eventIds: ReadonlyArray<string>
+  readonly eventSizes: ReadonlyArray<number>
   readonly counts: {
     readonly documents: number
     readonly chunks: number
@@ -47,6 +50,11 @@ export interface SourceGraph {
     readonly timeEnd: Date | null
   }
 }
+
+/** Entities taking part in at least this many events are hubs: their first neighbours are stored. */
+export const hubEvents = 100
+/** Neighbours stored per hub and kind (the first pages of an expand). */
+export const storedNeighbours = 100
 
 const topMembers = 5
 const labelMembers = 3
@@ -65,7 +73,13 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
   readonly release: (claim: Claim, retryMs: number) => Effect.Effect<void>
   readonly load: (sourceId: string) => Effect.Effect<SourceGraph>
   /** Replaces the source's map; the mark is cleared only when no transition marked the source since the claim. */
-  readonly save: (claim: Claim, graph: SourceGraph, map: MapOutput, computeMs: number) => Effect.Effect<void>
+  readonly save: (
+    claim: Claim,
+    graph: SourceGraph,
+    input: MapInput,
+    map: MapOutput,
+    computeMs: number
+  ) => Effect.Effect<void>
 }>()("engram/UniverseMaps") {
   static readonly layer = Layer.effect(
     UniverseMaps,
@@ -134,21 +148,34 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
           WHERE ev.source_id = ${sourceId}`.pipe(Effect.orDie)
         const index = new Map(entities.map((entity, i) => [entity.id, i]))
         const events: Array<Array<number>> = []
+        const eventIds: Array<string> = []
+        const eventSizes: Array<number> = []
         let current: string | undefined
         let members: Array<number> = []
+        let taking = new Set<string>()
+        const close = () => {
+          if (members.length === 0) return
+          events.push(members)
+          eventIds.push(current!)
+          eventSizes.push(taking.size)
+        }
         for (const row of participations) {
           if (row.event_id !== current) {
-            if (members.length > 0) events.push(members)
+            close()
             current = row.event_id
             members = []
+            taking = new Set()
           }
+          taking.add(row.entity_id)
           const i = index.get(row.entity_id)
           if (i !== undefined && !members.includes(i)) members.push(i)
         }
-        if (members.length > 0) events.push(members)
+        close()
         return {
           entities,
           events,
+          eventIds,
+          eventSizes,
           counts: {
             documents: counts!.documents,
             chunks: counts!.chunks,
@@ -161,9 +188,68 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
         }
       })
 
+      /**
+       * Every entity's neighbour counts (visible events, related entities, documents), and for the hubs (entities
+       * in at least `hubEvents` events) their first `storedNeighbours` neighbours of each kind, ranked as expand
+       * ranks them live: related entities by shared events, events by participants, documents by mentions, then
+       * by id.
+       */
+      const neighbourhood = Effect.fnUntraced(function*(sourceId: string, graph: SourceGraph, input: MapInput) {
+        const { entities } = graph
+        const events = new Int32Array(entities.length)
+        for (const members of graph.events) for (const i of members) events[i]!++
+        const related = new Int32Array(entities.length)
+        for (let k = 0; k < input.edgeA.length; k++) {
+          related[input.edgeA[k]!]!++
+          related[input.edgeB[k]!]!++
+        }
+        const documentRows = yield* sql<{ entity_id: string; documents: number }>`
+          SELECT m.entity_id, count(DISTINCT m.document_id)::int AS documents
+          FROM entity_mentions m
+          JOIN entities e ON e.id = m.entity_id AND e.source_id = ${sourceId}
+          JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
+          WHERE m.chunk_id IS NULL
+          GROUP BY m.entity_id`.pipe(Effect.orDie)
+        const documents = new Map(documentRows.map((row) => [row.entity_id, row.documents]))
+
+        const hubs = entities.flatMap((_, i) => events[i]! >= hubEvents ? [i] : [])
+        const lists = new Map<number, Record<"entity" | "event" | "document", Array<{ id: string; score: number }>>>(
+          hubs.map((i) => [i, { entity: [], event: [], document: [] }])
+        )
+        for (let k = 0; k < input.edgeA.length; k++) {
+          const a = input.edgeA[k]!
+          const b = input.edgeB[k]!
+          lists.get(a)?.entity.push({ id: entities[b]!.id, score: input.edgeWeight[k]! })
+          lists.get(b)?.entity.push({ id: entities[a]!.id, score: input.edgeWeight[k]! })
+        }
+        graph.events.forEach((members, e) => {
+          for (const i of members) lists.get(i)?.event.push({ id: graph.eventIds[e]!, score: graph.eventSizes[e]! })
+        })
+        const hubIds = hubs.map((i) => entities[i]!.id)
+        const mentioned = hubIds.length === 0 ? [] : yield* sql<{ entity_id: string; document_id: string; n: number }>`
+          SELECT m.entity_id, m.document_id, sum(m.count)::int AS n
+          FROM entity_mentions m JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
+          WHERE m.entity_id = ANY(${hubIds}::text[]) AND m.chunk_id IS NULL
+          GROUP BY m.entity_id, m.document_id`.pipe(Effect.orDie)
+        const hubIndex = new Map(hubs.map((i) => [entities[i]!.id, i]))
+        for (const row of mentioned) lists.get(hubIndex.get(row.entity_id)!)!.document.push({ id: row.document_id, score: row.n })
+
+        const rows: Array<{ entity_id: string; kind: string; rank: number; ref_id: string; score: number }> = []
+        for (const [i, byKind] of lists) {
+          for (const [kind, list] of Object.entries(byKind)) {
+            list.sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
+            list.slice(0, storedNeighbours).forEach((item, rank) =>
+              rows.push({ entity_id: entities[i]!.id, kind, rank: rank + 1, ref_id: item.id, score: item.score })
+            )
+          }
+        }
+        return { events, related, documents, hubs: rows }
+      })
+
       const save = Effect.fn("UniverseMaps.save")(function*(
         claim: Claim,
         graph: SourceGraph,
+        input: MapInput,
         map: MapOutput,
         computeMs: number
       ) {
@@ -214,6 +300,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
         }
         const { counts } = graph
 
+        const neighbours = yield* neighbourhood(sourceId, graph, input)
         yield* storeTimeline(sql, sourceId, counts.timeStart, counts.lastStart)
         yield* sql.withTransaction(Effect.gen(function*() {
           const alive = yield* sql`SELECT 1 FROM sources WHERE id = ${sourceId} FOR KEY SHARE`
@@ -227,15 +314,26 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
             community: map.community[i]!,
             score: map.score[i]!,
             x: map.x[i]!,
-            y: map.y[i]!
+            y: map.y[i]!,
+            events: neighbours.events[i]!,
+            related: neighbours.related[i]!,
+            documents: neighbours.documents.get(entity.id) ?? 0
           }))
           // Entities removed since the load are skipped: their source is marked again and recomputed.
           yield* sql`
-            INSERT INTO universe_entities (entity_id, source_id, community, score, x, y)
-            SELECT u.id, ${sourceId}, u.community, u.score, u.x, u.y
+            INSERT INTO universe_entities (entity_id, source_id, community, score, x, y, event_count, related_count,
+              document_count)
+            SELECT u.id, ${sourceId}, u.community, u.score, u.x, u.y, u.events, u.related, u.documents
             FROM json_to_recordset(${JSON.stringify(placed)}::json)
-              AS u (id text, community int, score int, x real, y real)
+              AS u (id text, community int, score int, x real, y real, events int, related int, documents int)
             JOIN entities e ON e.id = u.id`
+          yield* sql`DELETE FROM universe_neighbours WHERE source_id = ${sourceId}`
+          yield* sql`
+            INSERT INTO universe_neighbours (entity_id, source_id, kind, rank, ref_id, score)
+            SELECT u.entity_id, ${sourceId}, u.kind, u.rank, u.ref_id, u.score
+            FROM json_to_recordset(${JSON.stringify(neighbours.hubs)}::json)
+              AS u (entity_id text, kind text, rank int, ref_id text, score int)
+            JOIN entities e ON e.id = u.entity_id`
           yield* sql`
             INSERT INTO universe_communities
               (source_id, community, label, loose, size, event_count, top_members, time_start, time_end, x, y, radius)

@@ -1,5 +1,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { Graph } from "../../src/stores/Graph.ts"
+import { hubEvents, storedNeighbours } from "../../src/stores/Universe.ts"
+import { entity, event, onDay, seedDocument } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
@@ -448,6 +451,83 @@ for (const engine of engines) {
         }
         const anonymous = yield* api("/universe/expand", undefined, { json: { node_id: helen.entity } })
         assert.strictEqual(anonymous.status, 401, anonymous.text)
+      }), 240_000)
+
+    it.effect("a hub's neighbours and counts come from the recompute, exactly as the live ranking gives them", () =>
+      Effect.gen(function*() {
+        const { sql, url } = yield* TestServer
+        const graph = yield* Graph
+        const token = yield* login(url, "Hubert")
+        const source = yield* createSource(url, token, "Hub")
+        // Hana takes part in more events than a hub needs and shares them with more entities than are stored;
+        // three documents mention her unequally.
+        const others = storedNeighbours + 10
+        const eventCount = Math.max(hubEvents, storedNeighbours) + 30
+        let n = 0
+        for (const [d, share] of [[0, 0.5], [1, 0.3], [2, 0.2]] as const) {
+          const events = Array.from({ length: Math.round(eventCount * share) }, () => {
+            n++
+            const cast: Array<readonly [string, "actor" | "object" | "participant"]> = [["hana", "actor"],
+              [`p${n % others}`, "object"]]
+            if (n % 3 === 0) cast.push([`p${(n * 7) % others}`, "participant"])
+            return event(`Hana met ${n}`, "meet", cast, { time: onDay(`2023-0${1 + (n % 9)}-1${n % 10}`) })
+          })
+          const entities = [
+            entity("hana", "Hana Ito", "person", { mentions: 3 - d }),
+            ...Array.from({ length: others }, (_, i) => entity(`p${i}`, `Person ${i}`, "person"))
+          ]
+          const documentId = yield* seedDocument(source, `hub ${d}`, ["Hana met everyone."])
+          yield* graph.store(documentId, 1, { entities, events })
+          yield* graph.activate(documentId, 1)
+        }
+        yield* settled(token)
+        const [hana] = yield* sql<{ id: string }>`
+          SELECT id FROM entities WHERE source_id = ${source} AND name = 'Hana Ito'`
+        const hub = `entity:${hana!.id}`
+        const stored = yield* sql<{ kind: string; n: number }>`
+          SELECT kind, count(*)::int AS n FROM universe_neighbours WHERE entity_id = ${hana!.id} GROUP BY kind ORDER BY kind`
+        assert.deepStrictEqual(stored.map((row) => row.kind), ["document", "entity", "event"], "Hana is a hub")
+
+        /** Every page of the hub's neighbours (a time window covering everything always ranks live). */
+        const pages = (window: Record<string, string>) =>
+          Effect.gen(function*() {
+            const all: Array<unknown> = []
+            let cursor: string | null = null
+            do {
+              const reply: { status: number; body: any; text: string } = yield* expand(token, {
+                node_id: hub,
+                limit: 37,
+                ...window,
+                ...(cursor === null ? {} : { cursor })
+              })
+              assert.strictEqual(reply.status, 200, reply.text)
+              all.push({ items: reply.body.items, counts: reply.body.counts, remaining: reply.body.remaining })
+              cursor = reply.body.next_cursor
+            } while (cursor !== null)
+            return all
+          })
+        const fromStore = yield* pages({})
+        const live = yield* pages({ from: "1900-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z" })
+        assert.isAtLeast(fromStore.length, Math.ceil((others + eventCount + 3) / 37), "the pages run past what is stored")
+        assert.deepStrictEqual(fromStore, live)
+
+        const detail = yield* api(`/universe/nodes/${encodeURIComponent(hub)}`, token)
+        assert.deepStrictEqual(detail.body.counts, {
+          mentions: detail.body.counts.mentions,
+          events: eventCount,
+          documents: 3,
+          related: others
+        })
+        assert.deepStrictEqual(detail.body.provenance.documents.map((d: { title: string }) => d.title), [
+          "hub 0",
+          "hub 1",
+          "hub 2"
+        ])
+
+        // Proof the first page came from the stored rows: altering them alters the answer.
+        yield* sql`UPDATE universe_neighbours SET score = score + 1000 WHERE entity_id = ${hana!.id} AND kind = 'event'`
+        const altered = yield* expand(token, { node_id: hub, kinds: ["event"], limit: 1 })
+        assert.isAbove(altered.body.items[0].evidence, 1000)
       }), 240_000)
 
     it.effect("deleting and reprocessing documents remove their nodes; nothing is orphaned after recompute", () =>
