@@ -15,6 +15,7 @@ import type {
 import type { UserId } from "../domain/User.ts"
 import { eventTime, excerptAround, surfacePattern } from "../stores/Graph.ts"
 import { searchable } from "../stores/Searchable.ts"
+import { quotedChunks } from "../stores/Universe.ts"
 import { ownedSources, sourceIdList } from "../stores/SourceAccess.ts"
 import type { Issue } from "./Sources.ts"
 
@@ -65,7 +66,7 @@ const expandCursor = PageCursor(
   Schema.Struct({ node: Schema.String, k: Schema.Int, s: Schema.Int, key: Schema.String })
 )
 
-type StoredKind = "entity" | "event" | "document"
+type StoredKind = "entity" | "event" | "document" | "chunk"
 
 /** A stable small offset from the id: where a node without a position of its own sits around its parent. */
 const jitter = (id: string, around: Position, reach = 12): Position => {
@@ -673,7 +674,7 @@ export class Universe extends Context.Service<Universe, {
               list.push({ ref_id: row.ref_id!, score: row.score!, key: row.ref_id! })
               lists.set(row.kind, list)
             }
-            const totals: Record<StoredKind, number> = {
+            const totals: Record<Exclude<StoredKind, "chunk">, number> = {
               entity: rows[0]!.related_count,
               event: rows[0]!.event_count,
               document: rows[0]!.document_count
@@ -825,14 +826,23 @@ export class Universe extends Context.Service<Universe, {
                 WHERE m.entity_id = ${parsed.id} AND m.chunk_id IS NULL
                 GROUP BY m.document_id, d.title
                 ORDER BY mentions DESC, m.document_id`.pipe(Effect.orDie)
-            const chunks = yield* sql<{ chunk_id: string; document_id: string; title: string; ordinal: number; text: string }>`
-              SELECT m.chunk_id, c.document_id, d.title, c.ordinal, c.text
-              FROM entity_mentions m
-              JOIN chunks c ON c.id = m.chunk_id
-              JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
-              WHERE m.entity_id = ${parsed.id}
-              ORDER BY m.count DESC, d.created_at, c.document_id, c.ordinal
-              LIMIT 5`.pipe(Effect.orDie)
+            const storedChunks = stored?.lists.get("chunk")
+            const chunks = storedChunks !== undefined
+              ? yield* sql<{ chunk_id: string; document_id: string; title: string; ordinal: number; text: string }>`
+                SELECT c.id AS chunk_id, c.document_id, d.title, c.ordinal, c.text
+                FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE c.id = ANY(${storedChunks.map((c) => c.ref_id)}::text[])`.pipe(
+                Effect.orDie,
+                Effect.map((rows) => storedChunks.flatMap((c) => rows.filter((row) => row.chunk_id === c.ref_id)))
+              )
+              : yield* sql<{ chunk_id: string; document_id: string; title: string; ordinal: number; text: string }>`
+                SELECT m.chunk_id, c.document_id, d.title, c.ordinal, c.text
+                FROM entity_mentions m
+                JOIN chunks c ON c.id = m.chunk_id
+                JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
+                WHERE m.entity_id = ${parsed.id}
+                ORDER BY m.count DESC, d.created_at, c.document_id, c.ordinal
+                LIMIT ${quotedChunks}`.pipe(Effect.orDie)
             return {
               type: "entity" as const,
               id: ref.id,

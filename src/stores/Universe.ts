@@ -55,6 +55,8 @@ export interface SourceGraph {
 export const hubEvents = 100
 /** Neighbours stored per hub and kind (the first pages of an expand). */
 export const storedNeighbours = 100
+/** Chunks an entity's detail quotes. */
+export const quotedChunks = 5
 
 const topMembers = 5
 const labelMembers = 3
@@ -192,7 +194,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
        * Every entity's neighbour counts (visible events, related entities, documents), and for the hubs (entities
        * in at least `hubEvents` events) their first `storedNeighbours` neighbours of each kind, ranked as expand
        * ranks them live: related entities by shared events, events by participants, documents by mentions, then
-       * by id.
+       * by id; and the chunks their detail quotes.
        */
       const neighbourhood = Effect.fnUntraced(function*(sourceId: string, graph: SourceGraph, input: MapInput) {
         const { entities } = graph
@@ -234,7 +236,25 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
         const hubIndex = new Map(hubs.map((i) => [entities[i]!.id, i]))
         for (const row of mentioned) lists.get(hubIndex.get(row.entity_id)!)!.document.push({ id: row.document_id, score: row.n })
 
-        const rows: Array<{ entity_id: string; kind: string; rank: number; ref_id: string; score: number }> = []
+        // The chunks a hub's detail quotes: where it is mentioned most, oldest document first.
+        const quoted = hubIds.length === 0 ? [] : yield* sql<{ entity_id: string; chunk_id: string; n: number; rank: number }>`
+          SELECT entity_id, chunk_id, n, rank FROM (
+            SELECT m.entity_id, m.chunk_id, m.count AS n, row_number() OVER (PARTITION BY m.entity_id
+              ORDER BY m.count DESC, d.created_at, c.document_id, c.ordinal) AS rank
+            FROM entity_mentions m
+            JOIN chunks c ON c.id = m.chunk_id
+            JOIN documents d ON d.id = m.document_id AND ${searchable(sql, "d", "m.version")}
+            WHERE m.entity_id = ANY(${hubIds}::text[])
+          ) ranked WHERE rank <= ${quotedChunks}`.pipe(Effect.orDie)
+
+        const rows: Array<{ entity_id: string; kind: string; rank: number; ref_id: string; score: number }> =
+          quoted.map((row) => ({
+            entity_id: row.entity_id,
+            kind: "chunk",
+            rank: Number(row.rank),
+            ref_id: row.chunk_id,
+            score: row.n
+          }))
         for (const [i, byKind] of lists) {
           for (const [kind, list] of Object.entries(byKind)) {
             list.sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))

@@ -476,7 +476,11 @@ for (const engine of engines) {
             entity("hana", "Hana Ito", "person", { mentions: 3 - d }),
             ...Array.from({ length: others }, (_, i) => entity(`p${i}`, `Person ${i}`, "person"))
           ]
-          const documentId = yield* seedDocument(source, `hub ${d}`, ["Hana met everyone."])
+          const documentId = yield* seedDocument(source, `hub ${d}`, [
+            "Hana Ito met everyone.",
+            "Hana Ito, and again Hana Ito.",
+            "Nobody else."
+          ])
           yield* graph.store(documentId, 1, { entities, events })
           yield* graph.activate(documentId, 1)
         }
@@ -486,7 +490,7 @@ for (const engine of engines) {
         const hub = `entity:${hana!.id}`
         const stored = yield* sql<{ kind: string; n: number }>`
           SELECT kind, count(*)::int AS n FROM universe_neighbours WHERE entity_id = ${hana!.id} GROUP BY kind ORDER BY kind`
-        assert.deepStrictEqual(stored.map((row) => row.kind), ["document", "entity", "event"], "Hana is a hub")
+        assert.deepStrictEqual(stored.map((row) => row.kind), ["chunk", "document", "entity", "event"], "Hana is a hub")
 
         /** Every page of the hub's neighbours (a time window covering everything always ranks live). */
         const pages = (window: Record<string, string>) =>
@@ -523,6 +527,15 @@ for (const engine of engines) {
           "hub 1",
           "hub 2"
         ])
+
+        // The same detail ranked live: the source marked changed and its recompute held off.
+        yield* sql`UPDATE universe_sources SET dirty_since = now(), claimed_until = now() + interval '1 hour'
+          WHERE source_id = ${source}`
+        const liveDetail = yield* api(`/universe/nodes/${encodeURIComponent(hub)}`, token)
+        assert.deepStrictEqual(liveDetail.body, detail.body)
+        assert.strictEqual(detail.body.provenance.chunks.length, 5, "quoted: the five chunks that mention her")
+        yield* sql`UPDATE universe_sources SET claimed_until = NULL WHERE source_id = ${source}`
+        yield* settled(token)
 
         // Proof the first page came from the stored rows: altering them alters the answer.
         yield* sql`UPDATE universe_neighbours SET score = score + 1000 WHERE entity_id = ${hana!.id} AND kind = 'event'`
