@@ -25,6 +25,8 @@ const build = Path.join(outDir, "binary-build")
 /** Becomes `<data dir>/.runtime/<version>/` on the user's machine. */
 const runtime = Path.join(build, "runtime")
 const main = "engram.mjs"
+/** The `node` devDependency's binary: the base of the executable, and the Node that prepares its blob. */
+const nodeBinary = Path.join(modules, "node", "bin", "node")
 /** The SEA blob's place in a Node binary (Node's documented fuse). */
 const seaFuse = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"
 
@@ -165,17 +167,17 @@ const buildBinary = async () => {
     useCodeCache: false,
     assets
   }))
-  run(process.execPath, ["--experimental-sea-config", config])
+  run(nodeBinary, ["--experimental-sea-config", config])
 
   step(`writing ${Path.relative(root, output)}`)
   Fs.rmSync(output, { force: true })
-  Fs.copyFileSync(process.execPath, output)
+  Fs.copyFileSync(nodeBinary, output)
   Fs.chmodSync(output, 0o755)
   // Node's own symbols and debug information are a sixth of its size; without binutils they stay.
-  const stripped = spawnSync("strip", [output], { stdio: "inherit" })
+  const stripped = spawnSync("strip", [output], { stdio: "ignore" })
   if (stripped.status !== 0) step("strip is not available: the Node binary keeps its debug information")
   const postject = createRequire(import.meta.url).resolve("postject/dist/cli.js")
-  run(process.execPath, [postject, output, "NODE_SEA_BLOB", blob, "--sentinel-fuse", seaFuse])
+  run(nodeBinary, [postject, output, "NODE_SEA_BLOB", blob, "--sentinel-fuse", seaFuse])
   Fs.rmSync(build, { recursive: true, force: true })
   step(`${Path.relative(root, output)}: ${(Fs.statSync(output).size / 2 ** 20).toFixed(1)} MiB, version ${manifest.version}`)
 }
