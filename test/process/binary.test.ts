@@ -5,7 +5,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fixtureModelDir } from "../support/datasets.ts"
 import { login, request, waitUntilReady } from "../support/http.ts"
-import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+import { createSource, ingestText, upload, waitForDocument } from "../support/ingest.ts"
 import { exitCode, listeningUrl, spawnProcess } from "../support/process.ts"
 import { scratchDir } from "../support/server.ts"
 
@@ -52,7 +52,7 @@ const hits = (url: string, token: string, strategy: string) =>
 
 // Building takes a minute or two on a loaded machine, each start-up up to a minute: bounds, not timings.
 describe("the single binary", { timeout: 900_000 }, () => {
-  it.live("copied alone into an empty directory, it starts, ingests a text, finds it, stops with 0, and starts again", () =>
+  it.live("copied alone into an empty directory, it starts, ingests a text, a PDF and a Word file, finds the text, stops with 0, and starts again", () =>
     Effect.gen(function*() {
       const built = yield* buildBinary
       const dir = yield* scratchDir
@@ -82,6 +82,13 @@ describe("the single binary", { timeout: 900_000 }, () => {
         // The rule extractor ran on a worker thread unpacked from the binary.
         const entities = yield* request(url, `/api/v1/sources/${sourceId}/entities?limit=100`, { token })
         assert.include(entities.body.items.map((entity: { name: string }) => entity.name), "Acme Corporation")
+        // PDF and Word parsers (bundled into that worker) read the shared samples.
+        const files = yield* upload(url, token, sourceId, ["multi_page.pdf", "word_sample.docx"])
+        assert.strictEqual(files.status, 202, files.text)
+        for (const { id } of files.body.documents as Array<{ id: string }>) {
+          const parsed = yield* waitForDocument(url, token, sourceId, id)
+          assert.strictEqual(parsed.status, "ready", JSON.stringify(parsed))
+        }
         engram.child.kill("SIGTERM")
         assert.strictEqual(yield* exitCode(engram), 0, engram.output())
         return documentId
