@@ -1,8 +1,10 @@
 /**
- * The entry of the single binary (scripts/build-binary.ts): the service's files travel as assets inside the
- * executable, and the ones Node can only load from disk (native addons, worker scripts, PGlite's WebAssembly and
- * data files) are unpacked on the first start into `<data dir>/.runtime/<version>/`, then the bundled service is
- * loaded from there. A later start with the same binary reuses that directory.
+ * The entry of the single binary (scripts/build-binary.ts). Node runs it from inside the executable, where only
+ * built-in modules can be required; the service travels beside it as gzip assets: its bundle, the bundles of its
+ * worker threads, PGlite's WebAssembly and data files and the native addons. On the first start they are unpacked
+ * into `<data dir>/.runtime/<version>/` and the bundle is loaded from there by Node's regular loader, which finds
+ * the addons in that directory's node_modules and the other files beside the bundle. Later starts of the same
+ * binary reuse the directory.
  */
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
@@ -33,7 +35,7 @@ const unpack = (manifest: Manifest, runtimeDir: string) => {
 
 const start = () => {
   const manifest = JSON.parse(getAsset(manifestAsset, "utf8")) as Manifest
-  const dataDir = Path.resolve(process.env.ENGRAM_DATA_DIR?.trim() || defaultDataDir)
+  const dataDir = Path.resolve(process.env.ENGRAM_DATA_DIR || defaultDataDir)
   const runtimeDir = Path.join(dataDir, ".runtime", manifest.version)
   try {
     Fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
