@@ -61,9 +61,10 @@ describe("the single binary", { timeout: 900_000 }, () => {
       Fs.chmodSync(executable, 0o755)
       assert.deepStrictEqual(Fs.readdirSync(dir), ["engram"])
 
-      // Nothing from the repository: no node on the PATH, no NODE_PATH, the data directory the default ./data.
+      // Nothing from the repository or the system: only the binary on the PATH, no NODE_PATH, the data directory
+      // the default ./data.
       const start = spawnProcess(executable, [], dir, {
-        PATH: "/usr/bin:/bin",
+        PATH: dir,
         HOME: dir,
         ENGRAM_PORT: "0",
         // The fixture model (outside the repository) keeps the process offline and runs onnxruntime's addon.
