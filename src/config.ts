@@ -1,4 +1,5 @@
 import { Config, ConfigProvider, Context, Effect, Layer, Option, Redacted, Schema, SchemaGetter } from "effect"
+import { defaultDataDir } from "./dataDir.ts"
 
 export type LogFormat = "json" | "pretty"
 export type LogLevelName = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
@@ -187,7 +188,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
     "ENGRAM_ROLE",
     "all"
   ),
-  dataDir: setting(NonEmpty, "ENGRAM_DATA_DIR", "./data"),
+  dataDir: setting(NonEmpty, "ENGRAM_DATA_DIR", defaultDataDir),
   databaseUrl: Config.map(optionalSetting(PostgresUrl, "DATABASE_URL"), Option.map(Redacted.make)),
   host: optionalSetting(NonEmpty, "ENGRAM_HOST"),
   port: setting(integerBetween(0, 65535), "ENGRAM_PORT", 8080),

@@ -2,6 +2,7 @@ import { Context, Data, Effect, Layer, Semaphore } from "effect"
 import { Worker } from "node:worker_threads"
 import { EngramConfig } from "../config.ts"
 import type { IngestTask, IngestTaskResult, TaskFailure } from "../ingest/tasks.ts"
+import { workerScripts } from "../workers.ts"
 
 /** A task failed on its thread (`failed`), its thread died (`crashed`), or it ran past its time limit (`timeout`). */
 export class IngestTaskError extends Data.TaggedError("IngestTaskError")<{
@@ -20,7 +21,7 @@ export type RunTask = <T extends IngestTask>(task: T, limitMillis: number) => Ef
  * A pool of `size` worker threads running `script` (src/ingest/worker.ts by default), each running one task at a
  * time, stopped with the scope. A task past its time limit has its thread stopped (a new one replaces it).
  */
-export const makeThreads = (size: number, script: URL = new URL("../ingest/worker.ts", import.meta.url)) =>
+export const makeThreads = (size: number, script: URL = workerScripts.ingest) =>
   Effect.gen(function*() {
     const permits = yield* Semaphore.make(size)
     const idle: Array<Worker> = []

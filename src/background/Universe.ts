@@ -2,6 +2,7 @@ import { Clock, Effect, Layer, Option } from "effect"
 import { makeThreads } from "../adapters/IngestThreads.ts"
 import { EngramConfig } from "../config.ts"
 import { type Claim, type SourceGraph, UniverseMaps } from "../stores/Universe.ts"
+import { workerScripts } from "../workers.ts"
 import type { MapInput } from "./universeMap.ts"
 
 /** A source marked this long ago is recomputed even while changes keep coming. */
@@ -43,7 +44,7 @@ export const UniverseRecompute = Layer.effectDiscard(Effect.gen(function*() {
   const settings = yield* EngramConfig
   const maps = yield* UniverseMaps
   // A thread of its own, loading only the map code: ingestion threads never wait behind a map.
-  const run = yield* makeThreads(1, new URL("./universeWorker.ts", import.meta.url))
+  const run = yield* makeThreads(1, workerScripts.universe)
   const tick = Math.min(1000, Math.max(50, Math.floor(settings.universeSettleMs / 2)))
 
   const recompute = Effect.fn("Universe.recompute")(function*(claim: Claim) {

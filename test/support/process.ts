@@ -13,16 +13,11 @@ export interface Engram {
   readonly exited: Promise<number | null>
 }
 
-/** Starts `node src/main.ts` (what `npm start` runs) as a real process with only the given ENGRAM_* environment. */
-export const spawnEngram = (env: Record<string, string>) =>
+/** A real process with only the given environment and its output collected; stopped with SIGTERM at scope end. */
+export const spawnProcess = (command: string, args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) =>
   Effect.acquireRelease(
     Effect.sync((): Engram => {
-      const child = spawn(process.execPath, ["src/main.ts"], {
-        cwd: root,
-        // The fixture model keeps the process offline: without a model directory it would try the hub.
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ENGRAM_EMBED_MODEL_DIR: fixtureModelDir, ...env },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
+      const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
       let output = ""
       child.stdout!.on("data", (chunk) => (output += chunk))
       child.stderr!.on("data", (chunk) => (output += chunk))
@@ -35,6 +30,16 @@ export const spawnEngram = (env: Record<string, string>) =>
         await engram.exited
       })
   )
+
+/** Starts `node src/main.ts` (what `npm start` runs) as a real process with only the given ENGRAM_* environment. */
+export const spawnEngram = (env: Record<string, string>) =>
+  spawnProcess(process.execPath, ["src/main.ts"], root, {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    // The fixture model keeps the process offline: without a model directory it would try the hub.
+    ENGRAM_EMBED_MODEL_DIR: fixtureModelDir,
+    ...env
+  })
 
 /** Waits for the process to exit, at most `ms` (generous: start-up on a loaded machine can take a minute). */
 export const exitCode = (engram: Engram, ms = 120_000) =>

@@ -1,0 +1,8 @@
+/**
+ * The scripts that run on worker threads, by name. The single-binary build (scripts/build-binary.ts) bundles each
+ * one as `<name>.mjs` and swaps this module for one that points at those bundles.
+ */
+export const workerScripts = {
+  ingest: new URL("./ingest/worker.ts", import.meta.url),
+  universe: new URL("./background/universeWorker.ts", import.meta.url)
+}
