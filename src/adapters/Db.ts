@@ -1,6 +1,3 @@
-import { PGlite } from "@electric-sql/pglite"
-import { vector } from "@electric-sql/pglite-pgvector"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
@@ -8,8 +5,10 @@ import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { Worker } from "node:worker_threads"
 import { EngramConfig } from "../config.ts"
 import { latestMigrationId, migrations, migrationsTable } from "../migrations/index.ts"
+import { workerScripts } from "../workers.ts"
 
 export type StorageEngine = "pglite" | "postgres"
 
@@ -93,7 +92,44 @@ const socketPathFor = (dir: string) => {
  */
 const maxMessageSize = 1024 ** 3
 
-/** PGlite (Postgres in WASM) with pgvector, persisted in the data directory and served on a unix socket. */
+/** Starts the embedded database's thread (src/adapters/databaseWorker.ts); resolves once it serves the socket. */
+const startDatabaseThread = (dataDir: string, socketPath: string) =>
+  new Promise<Worker>((resolve, reject) => {
+    const worker = new Worker(workerScripts.database, { workerData: { dataDir, socketPath } })
+    const failed = (message: string) => {
+      void worker.terminate()
+      reject(new StartupError({ message }))
+    }
+    worker.once("message", (message: { ready?: true; failed?: "open" | "serve"; message?: string }) => {
+      if (message.ready === true) return resolve(worker)
+      failed(
+        message.failed === "serve"
+          ? `Cannot serve the embedded database on the socket ${socketPath}: ${message.message}. ${writableDataDirHint}`
+          : `Cannot open the embedded database in ${Path.dirname(dataDir)}: ${message.message}. ${writableDataDirHint}`
+      )
+    })
+    worker.once("error", (error) => failed(`The embedded database stopped: ${errorText(error)}`))
+  })
+
+/** Closes the embedded database (it checkpoints its files), then ends its thread; bounded, so a stuck close cannot hold up shut-down. */
+const stopDatabaseThread = (worker: Worker) =>
+  Effect.promise(() =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        void worker.terminate().then(() => resolve(), () => resolve())
+      }
+      const timer = setTimeout(done, 30_000)
+      worker.once("message", done)
+      worker.once("exit", done)
+      worker.postMessage("close")
+    })
+  )
+
+/**
+ * PGlite (Postgres in WASM) with pgvector, persisted in the data directory, on a thread of its own and served on a
+ * unix socket: the service talks to it with the same driver as to PostgreSQL.
+ */
 const embeddedClient = (dataDir: string) =>
   Effect.gen(function*() {
     const dir = Path.resolve(dataDir)
@@ -103,33 +139,13 @@ const embeddedClient = (dataDir: string) =>
         new StartupError({ message: `Cannot create the data directory ${dir}: ${errorText(error)}. ${writableDataDirHint}` })
     })
     yield* lockDataDir(dir)
-    const db = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => PGlite.create({ dataDir: Path.join(dir, "pglite"), extensions: { vector } }),
-        catch: (error) =>
-          new StartupError({
-            message: `Cannot open the embedded database in ${dir}: ${errorText(error)}. ${writableDataDirHint}`
-          })
-      }),
-      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
-    )
     const socketPath = socketPathFor(dir)
     yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: async () => {
-          Fs.rmSync(socketPath, { force: true })
-          const server = new PGLiteSocketServer({ db, path: socketPath })
-          await server.start()
-          Fs.chmodSync(socketPath, 0o600)
-          return server
-        },
-        catch: (error) =>
-          new StartupError({
-            message: `Cannot serve the embedded database on the socket ${socketPath}: ${errorText(error)}. ` +
-              writableDataDirHint
-          })
+        try: () => startDatabaseThread(Path.join(dir, "pglite"), socketPath),
+        catch: (error) => error instanceof StartupError ? error : new StartupError({ message: errorText(error) })
       }),
-      (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
+      stopDatabaseThread
     )
     return yield* PgClient.make({
       path: socketPath,
