@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { tracingRequested } from "../../src/observability/Tracing.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { ancestorsOf, otlpReceiver, waitFor } from "../support/otlp.ts"
@@ -72,5 +73,43 @@ describe("traces over OTLP/HTTP", () => {
       assert.notInclude(everything, token)
       const resource = JSON.parse(collector.bodies[0]!).resourceSpans[0].resource.attributes
       assert.deepInclude(resource, { key: "service.name", value: { stringValue: "engram-under-test" } })
+    })), 180_000)
+
+  it("export is requested only by an OTLP endpoint, and not when the SDK or the traces exporter is off", () => {
+    assert.isFalse(tracingRequested({}))
+    assert.isFalse(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "" }))
+    assert.isTrue(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }))
+    assert.isTrue(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces" }))
+    assert.isFalse(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "TRUE" }))
+    assert.isFalse(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_TRACES_EXPORTER: "none" }))
+  })
+
+  it.effect("with the traces exporter off nothing is exported, not even at shutdown, which flushes when it is on", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const collector = yield* otlpReceiver
+      /** Ingests and searches once, then stops the process (a clean shutdown flushes what the SDK buffered). */
+      const session = (env: Record<string, string>) =>
+        Effect.scoped(Effect.gen(function*() {
+          const engram = yield* spawnEngram({
+            ENGRAM_DATA_DIR: yield* scratchDir,
+            ENGRAM_PORT: "0",
+            OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+            // Nothing is sent on a schedule within the session: only the flush at shutdown can send.
+            OTEL_BSP_SCHEDULE_DELAY: "600000",
+            ...env
+          })
+          const url = yield* listeningUrl(engram)
+          const token = yield* login(url, "Tess")
+          const source = yield* createSource(url, token)
+          const added = yield* ingestText(url, token, source, "Note", "Punched cards fed the tabulator.")
+          yield* waitForDocument(url, token, source, added.body.id)
+          const searched = yield* request(url, "/api/v1/search", { token, json: { query: "tabulator" } })
+          assert.strictEqual(searched.status, 200)
+        }))
+      yield* session({ OTEL_TRACES_EXPORTER: "none" })
+      assert.strictEqual(collector.bodies.length, 0)
+      yield* session({})
+      assert.isAbove(collector.spans.length, 0)
+      assert.isDefined(collector.spans.find((span) => span.name === "engram.job.ingest"))
     })), 180_000)
 })
