@@ -47,7 +47,15 @@ export const TracingLive = Layer.unwrap(Effect.gen(function*() {
       )
     })
   )
-  return OtelTracer.layer.pipe(
+  // OtelTracer.make's tracer also makes every step of a traced fiber run inside an OpenTelemetry context, for
+  // OpenTelemetry instrumentations to see the span; Engram registers none (nor a context manager), so only its
+  // span constructor is kept: the context copies cost more than the spans themselves.
+  const EffectTracer = Layer.effect(
+    Tracer.Tracer,
+    Effect.map(OtelTracer.make, (tracer) => Tracer.make({ span: (options) => tracer.span(options) }))
+  )
+  return EffectTracer.pipe(
+    Layer.provideMerge(OtelTracer.layerTracer),
     Layer.provide(Provider),
     Layer.provide(Resource.layerFromEnv({
       ...(process.env.OTEL_SERVICE_NAME === undefined ? { [ATTR_SERVICE_NAME]: "engram" } : {}),
