@@ -69,7 +69,8 @@ interface Service {
 const startService = (name: string, extra: Record<string, string>) =>
   new Promise<{ url: string; stop: () => Promise<void> }>((resolve, reject) => {
     const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(([key]) => !key.startsWith("OTEL_") && !key.startsWith("ENGRAM_") && key !== "DATABASE_URL")
+      Object.entries(process.env)
+        .filter(([key]) => !key.startsWith("OTEL_") && !key.startsWith("ENGRAM_") && key !== "DATABASE_URL")
     )
     const child = spawn(process.execPath, ["src/main.ts"], {
       cwd: root,

@@ -112,7 +112,9 @@ const openAiBackend = (settings: EngramSettings, baseUrl: string): Effect.Effect
         client.execute,
         Effect.flatMap(HttpClientResponse.schemaBodyJson(EmbeddingsResponse)),
         Effect.tap((body) =>
-          Effect.annotateCurrentSpan(modelAnswerAttributes({ model: body.model, inputTokens: body.usage?.prompt_tokens }))
+          Effect.annotateCurrentSpan(
+            modelAnswerAttributes({ model: body.model, inputTokens: body.usage?.prompt_tokens })
+          )
         ),
         Effect.map((body) => [...body.data].sort((a, b) => a.index - b.index).map((item) => item.embedding)),
         Effect.timeout("60 seconds"),
@@ -127,7 +129,13 @@ const openAiBackend = (settings: EngramSettings, baseUrl: string): Effect.Effect
     const dimension = probe[0]!.length
     return {
       model: { name: `${settings.embedModel}@openai`, dimension, provider: "openai" as const },
-      call: { operation: "embeddings" as const, provider: "openai", model: settings.embedModel, url, dimensions: dimension },
+      call: {
+        operation: "embeddings" as const,
+        provider: "openai",
+        model: settings.embedModel,
+        url,
+        dimensions: dimension
+      },
       embedBatch: run
     }
   }).pipe(Effect.provide(FetchHttpClient.layer))

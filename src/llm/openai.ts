@@ -262,7 +262,8 @@ export const openAiCompatibleLanguageModel = (
         stream
       })
 
-    const annotateFailure = (error: AiError.AiError) => Effect.annotateCurrentSpan(modelErrorAttributes(error.reason._tag))
+    const annotateFailure = (error: AiError.AiError) =>
+      Effect.annotateCurrentSpan(modelErrorAttributes(error.reason._tag))
 
     const requestBody = Effect.fnUntraced(function*(
       method: string,
