@@ -2,6 +2,7 @@ import { Context, Deferred, Effect, Layer, Metric, Option, Redacted, Ref, Schema
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpClientResponse } from "effect/http"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings } from "../config.ts"
+import { modelAnswerAttributes, type ModelCall, modelCallSpan, modelErrorAttributes } from "../observability/GenAi.ts"
 import { embeddedPassages, embeddingSeconds } from "../observability/Metrics.ts"
 
 export interface EmbeddingModel {
@@ -28,6 +29,8 @@ type Vectors = ReadonlyArray<ReadonlyArray<number>>
 
 interface Backend {
   readonly model: EmbeddingModel
+  /** A batch as a GenAI model call, for its span. */
+  readonly call: ModelCall
   readonly embedBatch: (texts: ReadonlyArray<string>, purpose: EmbedPurpose) => Effect.Effect<Vectors, EmbedError>
 }
 
@@ -74,15 +77,19 @@ const onnxBackend = (settings: EngramSettings, progress: { detail: string }): Ef
         catch: (error) => new EmbedError({ message: `embedding failed: ${(error as Error).message}`, transient: false })
       })
     const probe = yield* run(["dimension probe"]).pipe(Effect.mapError((error) => error.message))
+    const dimension = probe[0]!.length
     return {
-      model: { name, dimension: probe[0]!.length, provider: "onnx" as const },
+      model: { name, dimension, provider: "onnx" as const },
+      call: { operation: "embeddings" as const, provider: "onnx", model: modelId, dimensions: dimension },
       embedBatch: (texts: ReadonlyArray<string>, purpose: EmbedPurpose) =>
         run(purpose === "query" ? texts.map((t) => prefix + t) : texts)
     }
   })
 
 const EmbeddingsResponse = Schema.Struct({
-  data: Schema.Array(Schema.Struct({ index: Schema.Int, embedding: Schema.Array(Schema.Number) }))
+  data: Schema.Array(Schema.Struct({ index: Schema.Int, embedding: Schema.Array(Schema.Number) })),
+  model: Schema.optional(Schema.String),
+  usage: Schema.optional(Schema.NullOr(Schema.Struct({ prompt_tokens: Schema.optional(Schema.NullOr(Schema.Number)) })))
 })
 
 /** Any OpenAI-compatible /v1/embeddings endpoint (Ollama, vLLM, TEI, OpenAI). */
@@ -104,6 +111,11 @@ const openAiBackend = (settings: EngramSettings, baseUrl: string): Effect.Effect
         HttpClientRequest.bodyJsonUnsafe({ model: settings.embedModel, input: texts }),
         client.execute,
         Effect.flatMap(HttpClientResponse.schemaBodyJson(EmbeddingsResponse)),
+        Effect.tap((body) =>
+          Effect.annotateCurrentSpan(
+            modelAnswerAttributes({ model: body.model, inputTokens: body.usage?.prompt_tokens })
+          )
+        ),
         Effect.map((body) => [...body.data].sort((a, b) => a.index - b.index).map((item) => item.embedding)),
         Effect.timeout("60 seconds"),
         Effect.mapError((error) =>
@@ -114,8 +126,16 @@ const openAiBackend = (settings: EngramSettings, baseUrl: string): Effect.Effect
         )
       )
     const probe = yield* run(["dimension probe"]).pipe(Effect.mapError((error) => error.message))
+    const dimension = probe[0]!.length
     return {
-      model: { name: `${settings.embedModel}@openai`, dimension: probe[0]!.length, provider: "openai" as const },
+      model: { name: `${settings.embedModel}@openai`, dimension, provider: "openai" as const },
+      call: {
+        operation: "embeddings" as const,
+        provider: "openai",
+        model: settings.embedModel,
+        url,
+        dimensions: dimension
+      },
       embedBatch: run
     }
   }).pipe(Effect.provide(FetchHttpClient.layer))
@@ -181,17 +201,16 @@ export class Embedder extends Context.Service<Embedder, {
         if (Option.isNone(backend)) {
           return yield* new EmbedError({ message: "no embedding model is available", transient: false })
         }
-        // GenAI semantic conventions: an embeddings operation of the loaded model.
-        yield* Effect.annotateCurrentSpan({
-          "gen_ai.operation.name": "embeddings",
-          "gen_ai.request.model": backend.value.model.name,
-          "engram.embed.passages": texts.length
-        })
+        yield* Effect.annotateCurrentSpan({ "engram.embed.passages": texts.length })
         const vectors: Array<ReadonlyArray<number>> = []
         const started = performance.now()
         for (let i = 0; i < texts.length; i += settings.embedBatchSize) {
           const batch = texts.slice(i, i + settings.embedBatchSize)
-          vectors.push(...(yield* oneAtATime.withPermits(1)(backend.value.embedBatch(batch, purpose))))
+          // Each batch is one model call, with a GenAI span of its own.
+          vectors.push(...(yield* oneAtATime.withPermits(1)(backend.value.embedBatch(batch, purpose).pipe(
+            Effect.tapError(() => Effect.annotateCurrentSpan(modelErrorAttributes("EmbedError"))),
+            Effect.withSpan(...modelCallSpan(backend.value.call))
+          ))))
         }
         yield* Metric.update(embeddedPassages, texts.length)
         yield* Metric.update(embeddingSeconds, (performance.now() - started) / 1000)

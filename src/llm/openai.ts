@@ -2,6 +2,7 @@ import { Duration, Effect, Option, Redacted, Schedule, Schema, Stream } from "ef
 import { AiError, LanguageModel, type Prompt, type Response } from "effect/ai"
 import { Sse } from "effect/encoding"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { modelAnswerAttributes, modelCallSpan, modelErrorAttributes } from "../observability/GenAi.ts"
 import { Generation, type GenerationOptions } from "./generation.ts"
 
 export interface OpenAiCompatibleOptions {
@@ -247,6 +248,23 @@ export const openAiCompatibleLanguageModel = (
     const invalidResponse = (method: string, description: string) =>
       aiError(method, new AiError.InvalidResponseError({ description: `${where}: ${description}` }))
 
+    const modelOf = (generation: GenerationOptions) => generation.model ?? options.model
+
+    /** The GenAI span of one chat call (retries included), named `chat {model}`. */
+    const chatSpan = (generation: GenerationOptions, stream: boolean) =>
+      modelCallSpan({
+        operation: "chat",
+        provider: "openai",
+        model: modelOf(generation),
+        url,
+        temperature: generation.temperature,
+        maxTokens: generation.maxTokens,
+        stream
+      })
+
+    const annotateFailure = (error: AiError.AiError) =>
+      Effect.annotateCurrentSpan(modelErrorAttributes(error.reason._tag))
+
     const requestBody = Effect.fnUntraced(function*(
       method: string,
       provider: LanguageModel.ProviderOptions,
@@ -267,7 +285,7 @@ export const openAiCompatibleLanguageModel = (
         )
       )
       return {
-        model: generation.model ?? options.model,
+        model: modelOf(generation),
         messages,
         ...(generation.temperature === undefined ? {} : { temperature: generation.temperature }),
         ...(generation.maxTokens === undefined ? {} : { max_tokens: generation.maxTokens }),
@@ -303,9 +321,18 @@ export const openAiCompatibleLanguageModel = (
         Effect.mapError((failure) => failure.error)
       )
 
-    const generateText = Effect.fnUntraced(function*(provider: LanguageModel.ProviderOptions) {
+    const generateText = (provider: LanguageModel.ProviderOptions) =>
+      Effect.gen(function*() {
+        const generation = yield* Generation
+        return yield* answer(provider, generation).pipe(
+          Effect.tapError(annotateFailure),
+          Effect.withSpan(...chatSpan(generation, false))
+        )
+      })
+
+    const answer = Effect.fnUntraced(function*(provider: LanguageModel.ProviderOptions, generation: GenerationOptions) {
       const method = "generateText"
-      const body = yield* requestBody(method, provider, yield* Generation, false)
+      const body = yield* requestBody(method, provider, generation, false)
       const completion = yield* withRetries(
         post(method, body).pipe(
           Effect.flatMap((response) =>
@@ -322,6 +349,13 @@ export const openAiCompatibleLanguageModel = (
       )
       const choice = decoded.choices[0]
       if (choice === undefined) return yield* invalidResponse(method, "the answer has no choices")
+      yield* Effect.annotateCurrentSpan(modelAnswerAttributes({
+        id: decoded.id,
+        model: decoded.model,
+        finishReasons: decoded.choices.flatMap((one) => one.finish_reason ? [one.finish_reason] : []),
+        inputTokens: decoded.usage?.prompt_tokens,
+        outputTokens: decoded.usage?.completion_tokens
+      }))
       const reasoning = choice.message.reasoning_content ?? choice.message.reasoning
       const parts: Array<Response.PartEncoded> = [
         { type: "response-metadata", id: decoded.id, modelId: decoded.model },
@@ -334,8 +368,17 @@ export const openAiCompatibleLanguageModel = (
 
     const streamText = (provider: LanguageModel.ProviderOptions) =>
       Stream.unwrap(Effect.gen(function*() {
+        const generation = yield* Generation
+        return streamAnswer(provider, generation).pipe(
+          Stream.tapError(annotateFailure),
+          Stream.withSpan(...chatSpan(generation, true))
+        )
+      }))
+
+    const streamAnswer = (provider: LanguageModel.ProviderOptions, generation: GenerationOptions) =>
+      Stream.unwrap(Effect.gen(function*() {
         const method = "streamText"
-        const body = yield* requestBody(method, provider, yield* Generation, true)
+        const body = yield* requestBody(method, provider, generation, true)
         const response = yield* withRetries(
           post(method, body).pipe(Effect.timeoutOrElse({
             duration: timeout,
@@ -347,7 +390,10 @@ export const openAiCompatibleLanguageModel = (
           text: false,
           reasoning: false,
           done: false,
-          finishReason: undefined as Response.FinishReason | undefined,
+          id: undefined as string | undefined,
+          model: undefined as string | undefined,
+          /** The provider's own finish_reason ("stop", "length", "tool_calls"…). */
+          finish: undefined as string | undefined,
           usage: undefined as UsageBody | null | undefined
         }
         const textId = "text-0"
@@ -371,6 +417,8 @@ export const openAiCompatibleLanguageModel = (
               const parts: Array<Response.StreamPartEncoded> = []
               if (!state.started) {
                 state.started = true
+                state.id = chunk.id
+                state.model = chunk.model
                 parts.push({ type: "response-metadata", id: chunk.id, modelId: chunk.model })
               }
               const choice = chunk.choices?.[0]
@@ -388,7 +436,7 @@ export const openAiCompatibleLanguageModel = (
                 state.text = true
                 parts.push({ type: "text-delta", id: textId, delta: content })
               }
-              if (choice?.finish_reason) state.finishReason = finishReason(choice.finish_reason)
+              if (choice?.finish_reason) state.finish = choice.finish_reason
               if (chunk.usage) state.usage = chunk.usage
               return Effect.succeed(parts)
             })
@@ -396,13 +444,20 @@ export const openAiCompatibleLanguageModel = (
         }
 
         const closing = Effect.suspend((): Effect.Effect<Array<Response.StreamPartEncoded>, AiError.AiError> =>
-          !state.done && state.finishReason === undefined
+          !state.done && state.finish === undefined
             ? Effect.fail(invalidResponse(method, "the stream ended before the answer was finished"))
-            : Effect.succeed([
+            : Effect.annotateCurrentSpan(modelAnswerAttributes({
+              id: state.id,
+              model: state.model,
+              finishReasons: state.finish === undefined ? [] : [state.finish],
+              // Usage comes in the last chunk, as stream_options.include_usage asks.
+              inputTokens: state.usage?.prompt_tokens,
+              outputTokens: state.usage?.completion_tokens
+            })).pipe(Effect.as([
               ...(state.reasoning ? [{ type: "reasoning-end" as const, id: reasoningId }] : []),
               ...(state.text ? [{ type: "text-end" as const, id: textId }] : []),
-              { type: "finish" as const, reason: state.finishReason ?? "unknown", usage: usageOf(state.usage) }
-            ])
+              { type: "finish" as const, reason: finishReason(state.finish), usage: usageOf(state.usage) }
+            ]))
         )
 
         return response.stream.pipe(

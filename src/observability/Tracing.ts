@@ -1,8 +1,3 @@
-import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
-import * as Resource from "@effect/opentelemetry/Resource"
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node"
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
 import { Effect, Layer, Option, Tracer } from "effect"
 import { engramVersion } from "../version.ts"
@@ -17,12 +12,24 @@ export const tracingRequested = (env: NodeJS.ProcessEnv = process.env) =>
   env.OTEL_SDK_DISABLED?.toLowerCase() !== "true" &&
   env.OTEL_TRACES_EXPORTER?.toLowerCase() !== "none"
 
+/** The OpenTelemetry SDK, loaded only when traces are exported (it costs about 0.2 s of start-up). */
+const loadSdk = Effect.promise(() =>
+  Promise.all([
+    import("@effect/opentelemetry/OtelTracer"),
+    import("@effect/opentelemetry/Resource"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/sdk-trace-base"),
+    import("@opentelemetry/sdk-trace-node")
+  ])
+)
+
 /**
- * Traces over OTLP/HTTP through @effect/opentelemetry when requested; otherwise nothing is installed and spans
- * stay in-process (no export, no SDK). The service name is OTEL_SERVICE_NAME, else "engram".
+ * Traces over OTLP/HTTP through @effect/opentelemetry when requested; otherwise nothing is loaded or installed and
+ * spans stay in-process (no export, no SDK). The service name is OTEL_SERVICE_NAME, else "engram".
  */
-export const TracingLive = Layer.unwrap(Effect.sync(() => {
+export const TracingLive = Layer.unwrap(Effect.gen(function*() {
   if (!tracingRequested()) return Layer.empty
+  const [OtelTracer, Resource, { OTLPTraceExporter }, { BatchSpanProcessor }, { NodeTracerProvider }] = yield* loadSdk
   const Provider = Layer.effect(
     OtelTracer.OtelTracerProvider,
     Effect.gen(function*() {
@@ -40,7 +47,15 @@ export const TracingLive = Layer.unwrap(Effect.sync(() => {
       )
     })
   )
-  return OtelTracer.layer.pipe(
+  // OtelTracer.make's tracer also makes every step of a traced fiber run inside an OpenTelemetry context, for
+  // OpenTelemetry instrumentations to see the span; Engram registers none (nor a context manager), so only its
+  // span constructor is kept: those context copies were the largest item of the exporting cost in a CPU profile.
+  const EffectTracer = Layer.effect(
+    Tracer.Tracer,
+    Effect.map(OtelTracer.make, (tracer) => Tracer.make({ span: (options) => tracer.span(options) }))
+  )
+  return EffectTracer.pipe(
+    Layer.provideMerge(OtelTracer.layerTracer),
     Layer.provide(Provider),
     Layer.provide(Resource.layerFromEnv({
       ...(process.env.OTEL_SERVICE_NAME === undefined ? { [ATTR_SERVICE_NAME]: "engram" } : {}),

@@ -1,77 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
+import { tracingRequested } from "../../src/observability/Tracing.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+import { ancestorsOf, otlpReceiver, waitFor } from "../support/otlp.ts"
 import { listeningUrl, spawnEngram } from "../support/process.ts"
 import { scratchDir } from "../support/server.ts"
-
-interface Span {
-  readonly traceId: string
-  readonly spanId: string
-  readonly parentSpanId?: string
-  readonly name: string
-  readonly attributes: Record<string, unknown>
-  readonly status?: { readonly code?: number }
-}
-
-const value = (attribute: { value: Record<string, unknown> }) => {
-  const v = attribute.value
-  return v.stringValue ?? (v.intValue === undefined ? undefined : Number(v.intValue)) ?? v.boolValue ?? v.doubleValue
-}
-
-/** A real OTLP/HTTP (JSON) trace receiver: every span posted to /v1/traces, decoded. */
-const receiver = Effect.acquireRelease(
-  Effect.promise(() =>
-    new Promise<{ url: string; spans: Array<Span>; bodies: Array<string>; close: () => Promise<void> }>((resolve) => {
-      const spans: Array<Span> = []
-      const bodies: Array<string> = []
-      const server = createServer((req, res) => {
-        let body = ""
-        req.on("data", (chunk) => (body += chunk))
-        req.on("end", () => {
-          if (req.url === "/v1/traces") {
-            bodies.push(body)
-            const decoded = JSON.parse(body) as any
-            for (const resource of decoded.resourceSpans ?? []) {
-              for (const scope of resource.scopeSpans ?? []) {
-                for (const span of scope.spans ?? []) {
-                  spans.push({
-                    ...span,
-                    attributes: Object.fromEntries((span.attributes ?? []).map((a: any) => [a.key, value(a)]))
-                  })
-                }
-              }
-            }
-          }
-          res.writeHead(200, { "content-type": "application/json" }).end("{}")
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resolve({ url: `http://127.0.0.1:${port}`, spans, bodies, close: () => new Promise((done) => server.close(() => done())) })
-      })
-    })
-  ),
-  (received) => Effect.promise(() => received.close())
-)
-
-const waitFor = <A>(probe: () => A | undefined, what: string) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline) {
-      const found = probe()
-      if (found !== undefined) return found
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    throw new Error(`no ${what} arrived`)
-  })
 
 describe("traces over OTLP/HTTP", () => {
   it.effect("one ingested document is one trace from the request to ready; a search has a span per list", () =>
     Effect.scoped(Effect.gen(function*() {
-      const collector = yield* receiver
+      const collector = yield* otlpReceiver
       const dataDir = yield* scratchDir
       const engram = yield* spawnEngram({
         ENGRAM_DATA_DIR: dataDir,
@@ -94,7 +33,6 @@ describe("traces over OTLP/HTTP", () => {
         "index stage span"
       )
       const trace = collector.spans.filter((span) => span.traceId === indexSpan.traceId)
-      const byId = new Map(trace.map((span) => [span.spanId, span]))
       // The job's span is a child of the request that queued it, and the stages are children of the job.
       const job = trace.find((span) => span.name === "engram.job.ingest")
       assert.isDefined(job, trace.map((span) => span.name).join(", "))
@@ -108,10 +46,7 @@ describe("traces over OTLP/HTTP", () => {
       assert.include(String(root!.attributes["http.route"]), "/documents/ingest")
       assert.notInclude(String(root!.attributes["http.route"]), source)
       assert.strictEqual(root!.attributes["http.response.status_code"], 202)
-      const ancestors = (span: Span): Array<string> => {
-        const parent = span.parentSpanId === undefined ? undefined : byId.get(span.parentSpanId)
-        return parent === undefined ? [] : [parent.name, ...ancestors(parent)]
-      }
+      const ancestors = (span: (typeof trace)[number]) => ancestorsOf(trace, span).map((one) => one.name)
       assert.include(ancestors(job!), root!.name)
       for (const stage of ["parse", "chunk", "extract", "embed", "index"]) {
         const span = trace.find((one) => one.name === `engram.stage.${stage}`)
@@ -121,9 +56,12 @@ describe("traces over OTLP/HTTP", () => {
       }
       assert.strictEqual(trace.find((span) => span.name === "engram.stage.parse")!.attributes["engram.document.bytes"], Buffer.byteLength(text))
       assert.strictEqual(trace.find((span) => span.name === "engram.stage.chunk")!.attributes["engram.document.chunks"], 1)
-      const embedding = trace.find((span) => span.name === "Embedder.embed")
-      assert.isDefined(embedding)
+      const embedding = trace.find((span) => span.name === "embeddings tiny-random-bert")
+      assert.isDefined(embedding, trace.map((span) => span.name).join(", "))
+      assert.include(ancestors(embedding!), "Embedder.embed")
       assert.strictEqual(embedding!.attributes["gen_ai.operation.name"], "embeddings")
+      assert.strictEqual(embedding!.attributes["gen_ai.provider.name"], "onnx")
+      assert.isAbove(Number(embedding!.attributes["gen_ai.embeddings.dimension.count"]), 0)
 
       const search = yield* waitFor(() => collector.spans.find((span) => span.name === "Retriever.search"), "search span")
       const searchTrace = collector.spans.filter((span) => span.traceId === search.traceId).map((span) => span.name)
@@ -135,5 +73,43 @@ describe("traces over OTLP/HTTP", () => {
       assert.notInclude(everything, token)
       const resource = JSON.parse(collector.bodies[0]!).resourceSpans[0].resource.attributes
       assert.deepInclude(resource, { key: "service.name", value: { stringValue: "engram-under-test" } })
+    })), 180_000)
+
+  it("export is requested only by an OTLP endpoint, and not when the SDK or the traces exporter is off", () => {
+    assert.isFalse(tracingRequested({}))
+    assert.isFalse(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "" }))
+    assert.isTrue(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }))
+    assert.isTrue(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces" }))
+    assert.isFalse(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "TRUE" }))
+    assert.isFalse(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_TRACES_EXPORTER: "none" }))
+  })
+
+  it.effect("with the traces exporter off nothing is exported, not even at shutdown, which flushes when it is on", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const collector = yield* otlpReceiver
+      /** Ingests and searches once, then stops the process (a clean shutdown flushes what the SDK buffered). */
+      const session = (env: Record<string, string>) =>
+        Effect.scoped(Effect.gen(function*() {
+          const engram = yield* spawnEngram({
+            ENGRAM_DATA_DIR: yield* scratchDir,
+            ENGRAM_PORT: "0",
+            OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+            // Nothing is sent on a schedule within the session: only the flush at shutdown can send.
+            OTEL_BSP_SCHEDULE_DELAY: "600000",
+            ...env
+          })
+          const url = yield* listeningUrl(engram)
+          const token = yield* login(url, "Tess")
+          const source = yield* createSource(url, token)
+          const added = yield* ingestText(url, token, source, "Note", "Punched cards fed the tabulator.")
+          yield* waitForDocument(url, token, source, added.body.id)
+          const searched = yield* request(url, "/api/v1/search", { token, json: { query: "tabulator" } })
+          assert.strictEqual(searched.status, 200)
+        }))
+      yield* session({ OTEL_TRACES_EXPORTER: "none" })
+      assert.strictEqual(collector.bodies.length, 0)
+      yield* session({})
+      assert.isAbove(collector.spans.length, 0)
+      assert.isDefined(collector.spans.find((span) => span.name === "engram.job.ingest"))
     })), 180_000)
 })

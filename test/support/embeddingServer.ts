@@ -6,7 +6,13 @@ import { fixtureModelDir } from "./datasets.ts"
 
 export interface EmbeddingServer {
   readonly url: string
-  readonly requests: Array<{ readonly authorization: string | undefined; readonly model: string; readonly inputs: number }>
+  readonly requests: Array<{
+    readonly authorization: string | undefined
+    readonly model: string
+    readonly inputs: number
+    /** The token count reported as usage.prompt_tokens (0 for a failed request). */
+    readonly tokens: number
+  }>
   /** The next this-many embedding requests answer 503, as an overloaded provider does. */
   failures: { remaining: number }
 }
@@ -32,18 +38,20 @@ export const embeddingServer = Effect.acquireRelease(
           return
         }
         const { model, input } = JSON.parse(body) as { model: string; input: Array<string> }
-        requests.push({ authorization: req.headers.authorization, model, inputs: input.length })
         if (failures.remaining > 0) {
+          requests.push({ authorization: req.headers.authorization, model, inputs: input.length, tokens: 0 })
           failures.remaining--
           res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "busy" } }))
           return
         }
+        const tokens = input.reduce((sum, text) => sum + extractor.tokenizer.encode(text).length, 0)
+        requests.push({ authorization: req.headers.authorization, model, inputs: input.length, tokens })
         const vectors = (await extractor(input, { pooling: "mean", normalize: true })).tolist() as Array<Array<number>>
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
           object: "list",
           model,
           data: vectors.map((embedding, index) => ({ object: "embedding", index, embedding })),
-          usage: { prompt_tokens: 0, total_tokens: 0 }
+          usage: { prompt_tokens: tokens, total_tokens: tokens }
         }))
       })
     })
