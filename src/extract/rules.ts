@@ -1119,6 +1119,8 @@ const sequencePatterns: ReadonlyArray<{ readonly pattern: RegExp; readonly read:
   }
 ]
 
+/** Words that put a sentence in the future, for dates given without a year. */
+const futureTense = /\b(?:will|shall|won['’]t|going to|gonna|planning to|plan to|about to|hope to|can['’]t wait|looking forward|upcoming)\b|\w['’]ll\b/i
 const relativeWords = /\b(?:today|tonight|tomorrow|yesterday|this|last|next|past|coming|ago|later|earlier|previous|current|now)\b/i
 const unitOnly = /^(?:this|last|next|past|previous|coming|current)\s+(week|month|quarter|year|decade)$/i
 const quarterWords: Record<string, number> = { first: 1, second: 2, third: 3, fourth: 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4 }
@@ -1200,7 +1202,11 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
   }
 
   const reference = anchor ?? { instant: new Date(Date.UTC(2000, 0, 1)), offset: 0 }
-  for (const result of chrono.casual.parse(text, { instant: reference.instant, timezone: reference.offset })) {
+  // A sentence about what is to come ("we're flying to Lisbon in October", said in March) means the next October.
+  const forwardDate = anchor !== null && futureTense.test(text)
+  for (
+    const result of chrono.casual.parse(text, { instant: reference.instant, timezone: reference.offset }, { forwardDate })
+  ) {
     const words = result.text.replace(/[\s,.;:!?]+$/, "")
     if (isSpuriousDate(words) || overlaps(sentence.start + result.index, sentence.start + result.index + words.length)) continue
     const start = result.start

@@ -472,6 +472,18 @@ describe("messages packed in one chunk", () => {
     expect(rolesOf(extraction, dog)).toContainEqual({ name: "Ana Duarte", role: "actor" })
   })
 
+  it("a date without a year is the next one when the message speaks of the future, the last one otherwise", () => {
+    const said = extractRules(packed(
+      ["Ana Duarte", "2026-03-10T09:00:00.000Z", "We are going to visit Porto in October."],
+      ["Ben Okoro", "2026-03-11T09:00:00.000Z", "I visited Porto in October."],
+      ["Ana Duarte", "2026-03-12T09:00:00.000Z", "I will finish the thesis on June 3."]
+    ))
+    const when = (words: string) => said.events.find((e) => e.statement.includes(words))?.time?.start.slice(0, 10)
+    expect(when("going to visit Porto")).toBe("2026-10-01")
+    expect(when("I visited Porto")).toBe("2025-10-01")
+    expect(when("finish the thesis")).toBe("2026-06-03")
+  })
+
   it("a 'be' with a time in a chat message is an event of that time", () => {
     const walk = event("First walk together was yesterday")
     expect(walk.time?.start.slice(0, 10)).toBe("2026-02-10")
