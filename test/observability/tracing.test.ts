@@ -28,9 +28,14 @@ describe("traces over OTLP/HTTP", () => {
       const searched = yield* request(url, "/api/v1/search", { token, json: { query: "moth Hopper", strategy: "multi" } })
       assert.strictEqual(searched.status, 200)
 
+      // A span is exported when it ends, in batches: the job's span ends after its stages, so wait for both.
       const indexSpan = yield* waitFor(
         () => collector.spans.find((span) => span.name === "engram.stage.index" && span.attributes["engram.document.id"] === added.body.id),
         "index stage span"
+      )
+      yield* waitFor(
+        () => collector.spans.find((span) => span.name === "engram.job.ingest" && span.traceId === indexSpan.traceId),
+        "job span"
       )
       const trace = collector.spans.filter((span) => span.traceId === indexSpan.traceId)
       // The job's span is a child of the request that queued it, and the stages are children of the job.
