@@ -11,6 +11,7 @@ import universe from "./0009_universe.ts"
 import explorations from "./0010_explorations.ts"
 import mcp from "./0011_mcp.ts"
 import jobTrace from "./0012_job_trace.ts"
+import graphVersion from "./0013_graph_version.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -25,7 +26,8 @@ const all = {
   "0009_universe": universe,
   "0010_explorations": explorations,
   "0011_mcp": mcp,
-  "0012_job_trace": jobTrace
+  "0012_job_trace": jobTrace,
+  "0013_graph_version": graphVersion
 }
 
 export const migrations = Migrator.fromRecord(all)
