@@ -19,11 +19,12 @@ import { normalizeName, organizationAcronyms, shortFormFits, withoutCorporateSuf
 
 const maxStatement = 300
 
-interface TermJson {
+/** A term as compromise holds it (its offset once computed). */
+interface CompromiseTerm {
   readonly text: string
   readonly pre: string
   readonly post: string
-  readonly tags: ReadonlyArray<string>
+  readonly tags: ReadonlySet<string>
   readonly offset: { readonly start: number; readonly length: number }
 }
 
@@ -119,7 +120,7 @@ const lemmaOf = (infinitive: string) => {
 }
 
 /** json() options that leave out the text and terms, which are not read. */
-const offsetOnly = { offset: true, text: false, terms: false }
+const offsetOnly = { offset: true, text: false, terms: false } as unknown as { readonly offset: true }
 
 /** What compromise reads of a sentence's verbs: the costliest part of parsing (its subject finder above all). */
 const verbsOf = (view: Document, base: number): Array<Verb> => {
@@ -247,7 +248,7 @@ const sentencesOf = (
     parsed.compute("offset")
     parsed.sentences().forEach((one) => {
       const view = one as Document
-      const terms: Array<Term> = ((view.docs as ReadonlyArray<ReadonlyArray<TermJson>>)[0] ?? [])
+      const terms: Array<Term> = ((view.docs as unknown as ReadonlyArray<ReadonlyArray<CompromiseTerm>>)[0] ?? [])
         .filter((term) => term.text.length > 0)
         .map((term) => ({
           text: term.text,
