@@ -4,7 +4,7 @@
  * deterministic and synchronous; the choices are listed in docs/decisions.md ("Event–entity extraction (rules)").
  */
 import * as chrono from "chrono-node"
-import nlp from "compromise"
+import nlp from "./nlp.ts"
 import type {
   EntityKind,
   ExtractedEntity,
@@ -19,11 +19,12 @@ import { normalizeName, organizationAcronyms, shortFormFits, withoutCorporateSuf
 
 const maxStatement = 300
 
-interface TermJson {
+/** A term as compromise holds it (its offset once computed). */
+interface CompromiseTerm {
   readonly text: string
   readonly pre: string
   readonly post: string
-  readonly tags: ReadonlyArray<string>
+  readonly tags: ReadonlySet<string>
   readonly offset: { readonly start: number; readonly length: number }
 }
 
@@ -118,14 +119,17 @@ const lemmaOf = (infinitive: string) => {
   return words.length > 1 && particles.has(words[1]!) ? `${words[0]} ${words[1]}` : (words[0] ?? "")
 }
 
+/** json() options that leave out the text and terms, which are not read. */
+const offsetOnly = { offset: true, text: false, terms: false } as unknown as { readonly offset: true }
+
 /** What compromise reads of a sentence's verbs: the costliest part of parsing (its subject finder above all). */
 const verbsOf = (view: Document, base: number): Array<Verb> => {
   const verbs: Array<Verb> = []
   view.verbs().forEach((oneVerb) => {
     const verbView = oneVerb as ReturnType<Document["verbs"]>
-    const verb = (verbView.json({ offset: true }) as ReadonlyArray<VerbJson>)[0]
+    const verb = (verbView.json(offsetOnly) as ReadonlyArray<VerbJson>)[0]
     if (verb === undefined) return
-    const subject = (verbView.subjects().json({ offset: true }) as ReadonlyArray<MatchJson>)[0]
+    const subject = (verbView.subjects().json(offsetOnly) as ReadonlyArray<MatchJson>)[0]
     const grammar = verb.verb.grammar
     verbs.push({
       lemma: lemmaOf(verb.verb.infinitive ?? ""),
@@ -239,10 +243,12 @@ const sentencesOf = (
     const message = chunk.messages?.find((one) => at >= one.start && at < one.end)
     const lineSpeaker = message?.speaker ?? speaker
     const spokenAt = message === undefined ? chunk.spokenAt : (message.spokenAt ?? chunk.spokenAt)
-    nlp(segment).sentences().forEach((one) => {
+    const parsed = nlp(segment)
+    // The terms are read as compromise holds them: a sentence's json() would also parse its grammar, unused here.
+    parsed.compute("offset")
+    parsed.sentences().forEach((one) => {
       const view = one as Document
-      const json = (view.json({ offset: true }) as ReadonlyArray<{ readonly terms: ReadonlyArray<TermJson> }>)[0]
-      const terms: Array<Term> = (json?.terms ?? [])
+      const terms: Array<Term> = ((view.docs as unknown as ReadonlyArray<ReadonlyArray<CompromiseTerm>>)[0] ?? [])
         .filter((term) => term.text.length > 0)
         .map((term) => ({
           text: term.text,

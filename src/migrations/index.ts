@@ -12,6 +12,7 @@ import explorations from "./0010_explorations.ts"
 import mcp from "./0011_mcp.ts"
 import jobTrace from "./0012_job_trace.ts"
 import universeAggregates from "./0013_universe_aggregates.ts"
+import graphVersion from "./0014_graph_version.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -27,7 +28,8 @@ const all = {
   "0010_explorations": explorations,
   "0011_mcp": mcp,
   "0012_job_trace": jobTrace,
-  "0013_universe_aggregates": universeAggregates
+  "0013_universe_aggregates": universeAggregates,
+  "0014_graph_version": graphVersion
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -339,35 +339,56 @@ export class Graph extends Context.Service<Graph, {
           Effect.map(([row]) => row!.now)
         )
 
-      /** Every entity any version of the document mentions or involves in an event. */
-      const touchedBy = (documentId: string) =>
+      /** Every entity the document's rows of the versions `which` selects mention or involve in an event. */
+      const touchedBy = (documentId: string, which: Statement.Fragment) =>
         sql<{ entity_id: string }>`
-          SELECT entity_id FROM entity_mentions WHERE document_id = ${documentId}
+          SELECT entity_id FROM entity_mentions WHERE document_id = ${documentId} AND ${which}
           UNION
           SELECT p.entity_id FROM event_participants p JOIN events ev ON ev.id = p.event_id
-          WHERE ev.document_id = ${documentId}`.pipe(Effect.map((rows) => rows.map((row) => row.entity_id)))
+          WHERE ev.document_id = ${documentId} AND ${which}`.pipe(Effect.map((rows) => rows.map((row) => row.entity_id)))
+
+      const setCountedVersion = (documentId: string, version: number | null) =>
+        sql`UPDATE documents SET graph_version = ${version} WHERE id = ${documentId}`
 
       /**
-       * Counts and times from the documents' active versions; an entity no version mentions or involves any more
-       * is deleted (its keys and aliases with it).
+       * Entity counts and times include exactly the rows of each document's counted version (documents.graph_version,
+       * the active one once activated), kept by adding or taking away one version's rows at a time: the work follows
+       * the document, never every document that mentions its entities. A first or last time taken away is looked up
+       * again for that entity alone. Adding comes after the version is counted, taking away after it no longer is.
        */
-      const settle = Effect.fnUntraced(function*(entityIds: ReadonlyArray<string>) {
-        const ids = [...new Set(entityIds)].sort()
-        if (ids.length === 0) return
-        // Per entity through its indexes, documents by key: the work follows the entities, not the tables' size.
+      const shiftCounts = Effect.fnUntraced(function*(documentId: string, version: number, direction: "add" | "remove") {
+        const times = direction === "add"
+          ? sql`first_seen = least(e.first_seen, d.first), last_seen = greatest(e.last_seen, d.last)`
+          : sql`
+            first_seen = CASE WHEN d.first <= e.first_seen THEN (
+              SELECT min(ev.time_start) FROM event_participants p JOIN events ev ON ev.id = p.event_id
+              JOIN documents cd ON cd.id = ev.document_id AND cd.graph_version = ev.version
+              WHERE p.entity_id = e.id) ELSE e.first_seen END,
+            last_seen = CASE WHEN d.last >= e.last_seen THEN (
+              SELECT max(ev.time_start) FROM event_participants p JOIN events ev ON ev.id = p.event_id
+              JOIN documents cd ON cd.id = ev.document_id AND cd.graph_version = ev.version
+              WHERE p.entity_id = e.id) ELSE e.last_seen END`
         yield* sql`
           UPDATE entities e SET
-            mention_count = coalesce((
-              SELECT sum(m.count) FROM entity_mentions m
-              WHERE m.entity_id = e.id AND m.chunk_id IS NULL
-                AND m.version = (SELECT d.active_version FROM documents d WHERE d.id = m.document_id)), 0),
-            (first_seen, last_seen) = (
-              SELECT min(ev.time_start), max(ev.time_start)
-              FROM event_participants p JOIN events ev ON ev.id = p.event_id
-              WHERE p.entity_id = e.id
-                AND ev.version = (SELECT d.active_version FROM documents d WHERE d.id = ev.document_id)),
+            mention_count = e.mention_count ${direction === "add" ? sql`+` : sql`-`} d.mentions,
+            ${times},
             updated_at = now()
-          WHERE e.id = ANY(${ids}::text[])`
+          FROM (
+            SELECT entity_id, sum(mentions)::int AS mentions, min(at) AS first, max(at) AS last FROM (
+              SELECT entity_id, count AS mentions, NULL::timestamptz AS at FROM entity_mentions
+              WHERE document_id = ${documentId} AND version = ${version} AND chunk_id IS NULL
+              UNION ALL
+              SELECT p.entity_id, 0, ev.time_start FROM events ev JOIN event_participants p ON p.event_id = ev.id
+              WHERE ev.document_id = ${documentId} AND ev.version = ${version}
+            ) version_rows GROUP BY entity_id
+          ) d
+          WHERE e.id = d.entity_id`
+      })
+
+      /** Of the entities, those no version of any document mentions or involves any more are deleted (keys, aliases too). */
+      const deleteOrphans = Effect.fnUntraced(function*(entityIds: ReadonlyArray<string>) {
+        const ids = [...new Set(entityIds)].sort()
+        if (ids.length === 0) return
         yield* sql`
           DELETE FROM entities e
           WHERE e.id = ANY(${ids}::text[])
@@ -378,14 +399,21 @@ export class Graph extends Context.Service<Graph, {
       const store = Effect.fn("Graph.store")(function*(documentId: string, version: number, extraction: Extraction) {
         yield* sql.withTransaction(Effect.gen(function*() {
           // The document row first, then the source lock: the order Documents.remove takes them in.
-          const [document] = yield* sql<{ source_id: string }>`
-            SELECT source_id FROM documents WHERE id = ${documentId} FOR KEY SHARE`
+          const [document] = yield* sql<{ source_id: string; graph_version: number | null }>`
+            SELECT source_id, graph_version FROM documents WHERE id = ${documentId} FOR KEY SHARE`
           if (document === undefined) return
           const sourceId = document.source_id
           const now = yield* lockSource(sourceId)
-          const before = yield* touchedBy(documentId)
-          yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND version = ${version}`
-          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND version = ${version}`
+          const thisVersion = sql`version = ${version}`
+          const before = yield* touchedBy(documentId, thisVersion)
+          // Storing the counted version again (not done by the pipeline) takes its old rows out of the counts first.
+          const counted = document.graph_version === version
+          if (counted) {
+            yield* setCountedVersion(documentId, null)
+            yield* shiftCounts(documentId, version, "remove")
+          }
+          yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND ${thisVersion}`
+          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND ${thisVersion}`
           const chunks = yield* sql<{ id: string; ordinal: number; text: string }>`
             SELECT id, ordinal, text FROM chunks WHERE document_id = ${documentId} AND version = ${version}
             ORDER BY ordinal`
@@ -519,23 +547,40 @@ export class Graph extends Context.Service<Graph, {
           for (const batch of Arr.chunksOf(participantRows, 1000)) {
             yield* sql`INSERT INTO event_participants ${sql.insert(batch)}`
           }
-          // Counts follow active versions only, so the new version's entities are settled when it is activated;
-          // here only the entities a re-run of this version left without rows are cleaned up.
-          yield* settle(before)
+          if (counted) {
+            yield* setCountedVersion(documentId, version)
+            yield* shiftCounts(documentId, version, "add")
+          }
+          // Counts follow the counted version, which activation sets; here only the entities a re-run of this
+          // version left without rows are cleaned up.
+          yield* deleteOrphans(before)
         })).pipe(Effect.orDie)
       })
 
-      /** Removes the document's graph rows of the versions `which` selects, then fixes the entities they touched. */
+      /**
+       * Makes `keep` the document's counted version (null: none), then removes its graph rows of every other version
+       * and the entities left with none.
+       */
       const removeVersions = (documentId: string, keep: number | null) =>
         sql.withTransaction(Effect.gen(function*() {
-          const [document] = yield* sql<{ source_id: string }>`SELECT source_id FROM documents WHERE id = ${documentId}`
+          // The callers hold the document row (FOR UPDATE), so its counted version stays as read.
+          const [document] = yield* sql<{ source_id: string; graph_version: number | null }>`
+            SELECT source_id, graph_version FROM documents WHERE id = ${documentId}`
           if (document === undefined) return
           yield* lockSource(document.source_id)
-          const touched = yield* touchedBy(documentId)
-          const others = keep === null ? sql`` : sql`AND version <> ${keep}`
-          yield* sql`DELETE FROM events WHERE document_id = ${documentId} ${others}`
-          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} ${others}`
-          yield* settle(touched)
+          const counted = document.graph_version
+          if (counted !== keep) {
+            yield* setCountedVersion(documentId, keep)
+            if (counted !== null) yield* shiftCounts(documentId, counted, "remove")
+            if (keep !== null) yield* shiftCounts(documentId, keep, "add")
+          }
+          const others = keep === null ? sql`true` : sql`version <> ${keep}`
+          const touched = yield* touchedBy(documentId, others)
+          if (touched.length > 0) {
+            yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND ${others}`
+            yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND ${others}`
+            yield* deleteOrphans(touched)
+          }
           yield* markUniverseChanged(sql, document.source_id)
         })).pipe(Effect.orDie)
 

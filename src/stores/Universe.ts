@@ -74,7 +74,10 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
   /** A failed recompute: the source stays marked and is tried again after `retryMs`. */
   readonly release: (claim: Claim, retryMs: number) => Effect.Effect<void>
   readonly load: (sourceId: string) => Effect.Effect<SourceGraph>
-  /** Replaces the source's map; the mark is cleared only when no transition marked the source since the claim. */
+  /**
+   * Replaces the source's map; the mark is cleared only when no transition marked the source since the claim, else
+   * it counts as marked from now, so a source that keeps changing waits `maxWaitMs` again, not recomputed back to back.
+   */
   readonly save: (
     claim: Claim,
     graph: SourceGraph,
@@ -368,7 +371,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
             FROM json_to_recordset(${JSON.stringify(map.links)}::json) AS u (a int, b int, weight int)`
           yield* sql`
             UPDATE universe_sources SET
-              dirty_since = CASE WHEN revision = ${claim.revision} THEN NULL ELSE dirty_since END,
+              dirty_since = CASE WHEN revision = ${claim.revision} THEN NULL ELSE now() END,
               claimed_until = NULL, computed_at = now(), compute_ms = ${Math.round(computeMs)},
               document_count = ${counts.documents}, chunk_count = ${counts.chunks}, entity_count = ${entities.length},
               event_count = ${counts.events}, dated_event_count = ${counts.datedEvents},

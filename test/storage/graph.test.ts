@@ -16,7 +16,7 @@ import {
   seedDocument
 } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
-import { createSource } from "../support/ingest.ts"
+import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 
 const chunksA2 = ["Jane Smith founded Acme Corp in Berlin in 2019."]
@@ -101,6 +101,40 @@ const setup = (name: string) =>
 
 const eventCount = (url: string, token: string, sourceId: string) =>
   Effect.map(request(url, `/api/v1/sources/${sourceId}`, { token }), (reply) => reply.body.event_count as number)
+
+/**
+ * Every entity of the source whose stored count or times differ from a recount from scratch over the documents'
+ * active versions (as "name: stored / recounted"), and every entity that no row mentions or involves any more.
+ */
+const countsOffRecount = (sourceId: string) =>
+  Effect.gen(function*() {
+    const { sql } = yield* TestServer
+    const rows = yield* sql<{
+      name: string
+      stored: string
+      recounted: string
+      orphan: boolean
+    }>`
+      SELECT e.name,
+        concat_ws(' ', e.mention_count, e.first_seen, e.last_seen) AS stored,
+        concat_ws(' ', coalesce((
+          SELECT sum(m.count) FROM entity_mentions m JOIN documents d ON d.id = m.document_id AND d.active_version = m.version
+          WHERE m.entity_id = e.id AND m.chunk_id IS NULL), 0), t.first_seen, t.last_seen) AS recounted,
+        NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.entity_id = e.id)
+          AND NOT EXISTS (SELECT 1 FROM event_participants p WHERE p.entity_id = e.id) AS orphan
+      FROM entities e,
+      LATERAL (
+        SELECT min(ev.time_start) AS first_seen, max(ev.time_start) AS last_seen
+        FROM event_participants p JOIN events ev ON ev.id = p.event_id
+        JOIN documents d ON d.id = ev.document_id AND d.active_version = ev.version
+        WHERE p.entity_id = e.id) t
+      WHERE e.source_id = ${sourceId}
+      ORDER BY e.name, e.id`
+    return rows.flatMap((row) => [
+      ...(row.stored === row.recounted ? [] : [`${row.name}: ${row.stored} / ${row.recounted}`]),
+      ...(row.orphan ? [`${row.name}: orphan`] : [])
+    ])
+  })
 
 for (const engine of engines) {
   layer(freshServer(engine, { workerConcurrency: 0 }))(`graph storage (${engine})`, (it) => {
@@ -263,6 +297,45 @@ for (const engine of engines) {
         assert.strictEqual(yield* eventCount(url, token, sourceId), 2)
       }))
 
+    it.effect("counts kept by deltas equal a recount after ingest, a store again, reprocess and delete", () =>
+      Effect.gen(function*() {
+        const { sql } = yield* TestServer
+        const graph = yield* Graph
+        const { sourceId, a, b } = yield* setup("Delta")
+        assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
+        // The counted version stored again, with other counts and an earlier first time.
+        yield* graph.store(a, 1, {
+          ...extractionA,
+          entities: extractionA.entities.map((one) => ({ ...one, mentions: one.mentions + 3 })),
+          events: extractionA.events.map((one, i) => i === 0 ? { ...one, time: onDay("2018-01-15") } : one)
+        })
+        assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
+        assert.strictEqual(summary(yield* entityRows(sourceId))[2], "Jane Smith/person:6:2018-01-15..2021-06-01")
+        // Reprocess: a new version, stored while the old one counts, then activated.
+        yield* addChunks(a, 2, chunksA2)
+        yield* graph.store(a, 2, extractionA2)
+        assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
+        yield* makeReady(a, 2)
+        yield* graph.activate(a, 2)
+        assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
+        // Deleting the document that holds Jane Smith's last time: looked up again from what is left.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* graph.removeDocument(b)
+          yield* sql`DELETE FROM documents WHERE id = ${b}`
+        }))
+        assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
+        assert.deepStrictEqual(summary(yield* entityRows(sourceId)), [
+          "Acme Corp/organization:1:2019-03-01..2019-03-01",
+          "Berlin/place:1:2019-03-01..2019-03-01",
+          "Jane Smith/person:1:2019-03-01..2019-03-01"
+        ])
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* graph.removeDocument(a)
+          yield* sql`DELETE FROM documents WHERE id = ${a}`
+        }))
+        assert.deepStrictEqual(yield* entityRows(sourceId), [])
+      }))
+
     it.effect("a document that is not ready contributes nothing visible until it is", () =>
       Effect.gen(function*() {
         const graph = yield* Graph
@@ -282,6 +355,46 @@ for (const engine of engines) {
         assert.include(names(yield* graph.listEntities(owner, sourceId, { limit: 100 })), "Ada Lovelace")
         assert.strictEqual(yield* eventCount(url, token, sourceId), 5)
         assert.strictEqual(yield* graph.eventCount(sourceId), 5)
+      }))
+  })
+
+  layer(freshServer(engine, { embedModel: "none", extractor: "rules" }))(`graph counts through the pipeline (${engine})`, (it) => {
+    it.effect("after ingest, reprocess and delete, every entity's counts and times equal a recount", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Pipeline counts")
+        const sourceId = yield* createSource(url, token)
+        const texts = [
+          "Jane Smith founded Acme Corp in Berlin on 3 March 2019. Smith met Jordan Lee at the Acme office.",
+          "On 1 June 2021 Dr. Jane Smith visited Acme in Madrid. Acme opened an office in Madrid.",
+          "Jordan Lee joined Acme Corp in 2020. Lee met Jane Smith in Berlin on 10 May 2020.",
+          "Acme hired Priya Nair in 2022. Priya Nair met Jordan Lee in Madrid."
+        ]
+        const ids: Array<string> = []
+        for (const [i, text] of texts.entries()) {
+          const accepted = yield* ingestText(url, token, sourceId, `doc ${i}`, text)
+          ids.push(accepted.body.id)
+          yield* waitForDocument(url, token, sourceId, accepted.body.id)
+        }
+        const entityCount = () =>
+          Effect.map(request(url, `/api/v1/sources/${sourceId}/entities?limit=100`, { token }), (reply) =>
+            reply.body.items.length as number)
+        assert.isAbove(yield* entityCount(), 3)
+        assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
+
+        const again = yield* request(url, `/api/v1/sources/${sourceId}/documents/${ids[0]}/reprocess`, {
+          method: "POST",
+          token
+        })
+        yield* waitForDocument(url, token, sourceId, ids[0]!, (d) => d.status === "ready" && d.job_id === again.body.job_id)
+        assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
+
+        for (const id of [ids[1]!, ids[3]!]) {
+          const removed = yield* request(url, `/api/v1/sources/${sourceId}/documents/${id}`, { method: "DELETE", token })
+          assert.strictEqual(removed.status, 200)
+          assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
+        }
+        assert.isAbove(yield* entityCount(), 0)
       }))
   })
 }

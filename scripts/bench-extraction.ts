@@ -1,0 +1,103 @@
+/**
+ * What rule extraction costs ingestion: a BEIR corpus (corpus.jsonl) ingested through the real pipeline (HTTP,
+ * workers, no embedding model) with `ENGRAM_EXTRACTOR=off`, then with the rules, back to back in one run, each
+ * into a fresh database, and the ratio of the two times.
+ *   npm run bench:extraction -- --dataset ../shared/datasets/scifact [--docs N] [--only off|rules]
+ * With DATABASE_URL (a PostgreSQL server's database the user may create databases from), each run gets its own
+ * throwaway database on that server; without it, each run gets a fresh PGlite. Results go to
+ * bench/results/extraction-<dataset>-<engine>.json.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { argument, call, machine, pool, startInstance, waitForSource, withDatabase } from "./lib/instance.ts"
+
+const datasetDir = argument("dataset")
+if (datasetDir === undefined) {
+  console.error("usage: npm run bench:extraction -- --dataset <BEIR folder> [--docs N] [--only off|rules]")
+  process.exit(2)
+}
+const limit = Number(argument("docs") ?? Infinity)
+const only = argument("only")
+const serverUrl = process.env.DATABASE_URL
+
+const corpus: Array<{ _id: string; title?: string; text: string }> = Fs.readFileSync(
+  Path.join(datasetDir, "corpus.jsonl"),
+  "utf8"
+).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line)).slice(0, limit)
+
+/** A throwaway database on the DATABASE_URL server for the scope, or undefined (PGlite). */
+const freshDatabase = Effect.gen(function*() {
+  if (serverUrl === undefined) return undefined
+  const admin = yield* PgClient.make({ url: Redacted.make(serverUrl), maxConnections: 1 }).pipe(
+    Effect.provide(Reactivity.layer)
+  )
+  const name = `engram_bench_${randomBytes(6).toString("hex")}`
+  yield* admin.unsafe(`CREATE DATABASE ${name}`)
+  yield* Effect.addFinalizer(() => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore))
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+})
+
+const ingest = (extractor: "off" | "rules") =>
+  Effect.scoped(Effect.gen(function*() {
+    const database = yield* freshDatabase
+    const instance = yield* startInstance({ ...withDatabase(database), embedModel: "none", extractor })
+    const { url } = instance
+    const session = yield* Effect.promise(() => call(url, "/api/v1/auth/login", { json: { name: "bench" } }))
+    const token: string = session.access_token
+    const started = performance.now()
+    const source = yield* Effect.promise(() =>
+      call(url, "/api/v1/sources", { token, json: { name: "corpus", connector_kind: "file_upload", config: {} } })
+    )
+    yield* Effect.promise(() =>
+      pool(corpus, 8, async (doc) => {
+        const text = [doc.title, doc.text].filter((part) => part !== undefined && part.trim() !== "").join("\n\n")
+        await call(url, `/api/v1/sources/${source.id}/documents/ingest`, { token, json: { title: doc._id, text } })
+      })
+    )
+    const done = yield* Effect.promise(() => waitForSource(url, token, source.id, corpus.length))
+    const seconds = (performance.now() - started) / 1000
+    console.log(`${extractor}: ${done.document_count} documents, ${done.chunk_count} chunks in ${seconds.toFixed(1)} s`)
+    return { seconds, documents: done.document_count as number, chunks: done.chunk_count as number }
+  }))
+
+const program = Effect.gen(function*() {
+  const loadBefore = Os.loadavg()
+  const off = only === "rules" ? undefined : yield* ingest("off")
+  const rules = only === "off" ? undefined : yield* ingest("rules")
+  const ratio = off === undefined || rules === undefined ? null : rules.seconds / off.seconds
+  if (ratio !== null) console.log(`rules / off: ${ratio.toFixed(2)}`)
+  const result = {
+    dataset: Path.basename(Path.resolve(datasetDir)),
+    engine: serverUrl === undefined ? "pglite" : "postgres",
+    documents: corpus.length,
+    off_seconds: off?.seconds ?? null,
+    rules_seconds: rules?.seconds ?? null,
+    ratio,
+    chunks: rules?.chunks ?? off?.chunks ?? null,
+    load_average_before: loadBefore,
+    load_average_after: Os.loadavg(),
+    machine: machine(),
+    date: new Date().toISOString()
+  }
+  const outDir = Path.resolve(import.meta.dirname, "../bench/results")
+  Fs.mkdirSync(outDir, { recursive: true })
+  Fs.writeFileSync(
+    Path.join(outDir, `extraction-${result.dataset}-${result.engine}.json`),
+    JSON.stringify(result, null, 2) + "\n"
+  )
+})
+
+Effect.runPromise(program).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

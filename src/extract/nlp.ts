@@ -1,0 +1,43 @@
+/**
+ * compromise as the rules use it, with two of its own methods made cheaper through its plugin interface (same
+ * results): on every match it strips accents from the pattern and parses the pattern again, most of them its own
+ * fixed patterns, which cost about a fifth of parsing a sentence.
+ */
+import nlp from "compromise"
+
+type Token = Record<string, unknown>
+type World = unknown
+interface Methods {
+  readonly killUnicode: (text: string, world: World) => string
+  readonly parseMatch: (pattern: unknown, options: unknown, world: World) => Array<Token>
+}
+
+const { killUnicode, parseMatch } = (nlp.world() as unknown as { readonly methods: { readonly one: Methods } }).methods.one
+const ascii = /^[\x00-\x7f]*$/
+/** Enough for compromise's own patterns and the rules'; patterns built from the text are not kept past it. */
+const maxPatterns = 20_000
+const parsed = new Map<string, ReadonlyArray<Token>>()
+
+nlp.plugin({
+  methods: {
+    one: {
+      // Its table maps no ASCII character to another one.
+      killUnicode: (text: string, world: World) =>
+        typeof text === "string" && ascii.test(text) ? text : killUnicode(text, world),
+      // Some callers mark the first or last token of what they get (start/end), so each gets its own tokens.
+      parseMatch: (pattern: unknown, options: unknown, world: World) => {
+        if (typeof pattern !== "string") return parseMatch(pattern, options, world)
+        const key = `${JSON.stringify(options ?? {})}\u0000${pattern}`
+        let tokens = parsed.get(key)
+        if (tokens === undefined) {
+          tokens = parseMatch(pattern, options, world)
+          if (parsed.size < maxPatterns) parsed.set(key, tokens)
+          else return tokens
+        }
+        return tokens.map((token) => ({ ...token }))
+      }
+    }
+  }
+} as Parameters<typeof nlp.plugin>[0])
+
+export default nlp
