@@ -7,6 +7,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { Worker } from "node:worker_threads"
 import { EngramConfig } from "../config.ts"
+import { createDirectory } from "../dataDir.ts"
 import { latestMigrationId, migrations, migrationsTable } from "../migrations/index.ts"
 import { workerScripts } from "../workers.ts"
 
@@ -134,7 +135,7 @@ const embeddedClient = (dataDir: string) =>
   Effect.gen(function*() {
     const dir = Path.resolve(dataDir)
     yield* Effect.try({
-      try: () => Fs.mkdirSync(dir, { recursive: true, mode: 0o700 }),
+      try: () => createDirectory(dir),
       catch: (error) =>
         new StartupError({ message: `Cannot create the data directory ${dir}: ${errorText(error)}. ${writableDataDirHint}` })
     })

@@ -11,7 +11,7 @@ import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { getAsset } from "node:sea"
 import { gunzipSync } from "node:zlib"
-import { defaultDataDir } from "../dataDir.ts"
+import { createDirectory, defaultDataDir } from "../dataDir.ts"
 import { type Manifest, manifestAsset } from "./manifest.ts"
 
 /** Writes every packed file into a staging directory, then renames it into place, so a directory is complete. */
@@ -21,7 +21,7 @@ const unpack = (manifest: Manifest, runtimeDir: string) => {
   Fs.rmSync(staging, { recursive: true, force: true })
   for (const file of manifest.files) {
     const target = Path.join(staging, file)
-    Fs.mkdirSync(Path.dirname(target), { recursive: true })
+    createDirectory(Path.dirname(target), 0o755)
     Fs.writeFileSync(target, gunzipSync(getAsset(file)))
   }
   try {
@@ -38,7 +38,7 @@ const start = () => {
   const dataDir = Path.resolve(process.env.ENGRAM_DATA_DIR || defaultDataDir)
   const runtimeDir = Path.join(dataDir, ".runtime", manifest.version)
   try {
-    Fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+    createDirectory(dataDir)
     unpack(manifest, runtimeDir)
   } catch (error) {
     process.stderr.write(

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { EngramConfig } from "../config.ts"
+import { createDirectory } from "../dataDir.ts"
 import type { User } from "../domain/User.ts"
 import { UserId } from "../domain/User.ts"
 import { StartupError } from "../adapters/Db.ts"
@@ -46,7 +47,7 @@ const loadSigningKey = Effect.gen(function*() {
   const file = Path.join(Path.resolve(config.dataDir), "jwt-secret")
   return yield* Effect.try({
     try: () => {
-      Fs.mkdirSync(Path.dirname(file), { recursive: true, mode: 0o700 })
+      createDirectory(Path.dirname(file))
       try {
         Fs.writeFileSync(file, randomBytes(48).toString("base64url"), { flag: "wx", mode: 0o600 })
       } catch (error) {

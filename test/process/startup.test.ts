@@ -128,13 +128,15 @@ describe("the engram process", { timeout: 300_000 }, () => {
     Effect.gen(function*() {
       const blocker = Path.join(yield* scratchDir, "a-file")
       Fs.writeFileSync(blocker, "")
-      const dataDir = Path.join(blocker, "data")
-      const engram = yield* spawnEngram({ ENGRAM_DATA_DIR: dataDir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0" })
-      assert.strictEqual(yield* exitCode(engram), 1)
-      const output = engram.output()
-      assert.include(output, `engram: Cannot create the data directory ${dataDir}`)
-      assert.include(output, "Set ENGRAM_DATA_DIR to a directory")
-      assert.notMatch(output, noStackTrace)
+      // Under a file, and under /proc (where Node's recursive mkdir never returns).
+      for (const dataDir of [Path.join(blocker, "data"), `/proc/engram-${process.pid}-${Date.now()}/data`]) {
+        const engram = yield* spawnEngram({ ENGRAM_DATA_DIR: dataDir, ENGRAM_HOST: "127.0.0.1", ENGRAM_PORT: "0" })
+        assert.strictEqual(yield* exitCode(engram), 1)
+        const output = engram.output()
+        assert.include(output, `engram: Cannot create the data directory ${dataDir}`)
+        assert.include(output, "Set ENGRAM_DATA_DIR to a directory")
+        assert.notMatch(output, noStackTrace)
+      }
     }).pipe(Effect.scoped))
 
   it.live("an unreachable DATABASE_URL stops start-up naming the server (never the password) and what to check", () =>
