@@ -44,6 +44,32 @@ const freshDatabase = Effect.gen(function*() {
   return url.toString()
 })
 
+const engine = serverUrl === undefined ? "pglite" : "postgres"
+const loadBefore = Os.loadavg()
+const timed: Partial<Record<"off" | "rules", { seconds: number; chunks: number }>> = {}
+
+/** Written after each run, before its instance closes: the figures are on disk even if a close is slow. */
+const writeResult = () => {
+  const ratio = timed.off === undefined || timed.rules === undefined ? null : timed.rules.seconds / timed.off.seconds
+  const result = {
+    dataset: Path.basename(Path.resolve(datasetDir)),
+    engine,
+    documents: corpus.length,
+    off_seconds: timed.off?.seconds ?? null,
+    rules_seconds: timed.rules?.seconds ?? null,
+    ratio,
+    chunks: timed.rules?.chunks ?? timed.off?.chunks ?? null,
+    load_average_before: loadBefore,
+    load_average_after: Os.loadavg(),
+    machine: machine(),
+    date: new Date().toISOString()
+  }
+  const outDir = Path.resolve(import.meta.dirname, "../bench/results")
+  Fs.mkdirSync(outDir, { recursive: true })
+  Fs.writeFileSync(Path.join(outDir, `extraction-${result.dataset}-${engine}.json`), JSON.stringify(result, null, 2) + "\n")
+  return ratio
+}
+
 const ingest = (extractor: "off" | "rules") =>
   Effect.scoped(Effect.gen(function*() {
     const database = yield* freshDatabase
@@ -64,34 +90,14 @@ const ingest = (extractor: "off" | "rules") =>
     const done = yield* Effect.promise(() => waitForSource(url, token, source.id, corpus.length))
     const seconds = (performance.now() - started) / 1000
     console.log(`${extractor}: ${done.document_count} documents, ${done.chunk_count} chunks in ${seconds.toFixed(1)} s`)
-    return { seconds, documents: done.document_count as number, chunks: done.chunk_count as number }
+    timed[extractor] = { seconds, chunks: done.chunk_count }
+    const ratio = writeResult()
+    if (ratio !== null) console.log(`rules / off: ${ratio.toFixed(2)}`)
   }))
 
 const program = Effect.gen(function*() {
-  const loadBefore = Os.loadavg()
-  const off = only === "rules" ? undefined : yield* ingest("off")
-  const rules = only === "off" ? undefined : yield* ingest("rules")
-  const ratio = off === undefined || rules === undefined ? null : rules.seconds / off.seconds
-  if (ratio !== null) console.log(`rules / off: ${ratio.toFixed(2)}`)
-  const result = {
-    dataset: Path.basename(Path.resolve(datasetDir)),
-    engine: serverUrl === undefined ? "pglite" : "postgres",
-    documents: corpus.length,
-    off_seconds: off?.seconds ?? null,
-    rules_seconds: rules?.seconds ?? null,
-    ratio,
-    chunks: rules?.chunks ?? off?.chunks ?? null,
-    load_average_before: loadBefore,
-    load_average_after: Os.loadavg(),
-    machine: machine(),
-    date: new Date().toISOString()
-  }
-  const outDir = Path.resolve(import.meta.dirname, "../bench/results")
-  Fs.mkdirSync(outDir, { recursive: true })
-  Fs.writeFileSync(
-    Path.join(outDir, `extraction-${result.dataset}-${result.engine}.json`),
-    JSON.stringify(result, null, 2) + "\n"
-  )
+  if (only !== "rules") yield* ingest("off")
+  if (only !== "off") yield* ingest("rules")
 })
 
 Effect.runPromise(program).then(

@@ -576,11 +576,9 @@ export class Graph extends Context.Service<Graph, {
           }
           const others = keep === null ? sql`true` : sql`version <> ${keep}`
           const touched = yield* touchedBy(documentId, others)
-          if (touched.length > 0) {
-            yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND ${others}`
-            yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND ${others}`
-            yield* deleteOrphans(touched)
-          }
+          yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND ${others}`
+          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND ${others}`
+          yield* deleteOrphans(touched)
           yield* markUniverseChanged(sql, document.source_id)
         })).pipe(Effect.orDie)
 

@@ -336,6 +336,25 @@ for (const engine of engines) {
         assert.deepStrictEqual(yield* entityRows(sourceId), [])
       }))
 
+    it.effect("activation removes an older version's events even when no entity took part in them", () =>
+      Effect.gen(function*() {
+        const { sql } = yield* TestServer
+        const graph = yield* Graph
+        const { a } = yield* setup("Bare")
+        const versions = () =>
+          sql<{ version: number }>`SELECT DISTINCT version FROM events WHERE document_id = ${a} ORDER BY version`
+        yield* addChunks(a, 2, ["Something happened."])
+        yield* graph.store(a, 2, { entities: [], events: [event("Something happened", "happen", [])] })
+        yield* makeReady(a, 2)
+        yield* graph.activate(a, 2)
+        assert.deepStrictEqual((yield* versions()).map((row) => row.version), [2])
+        yield* addChunks(a, 3, chunksA2)
+        yield* graph.store(a, 3, extractionA2)
+        yield* makeReady(a, 3)
+        yield* graph.activate(a, 3)
+        assert.deepStrictEqual((yield* versions()).map((row) => row.version), [3])
+      }))
+
     it.effect("a document that is not ready contributes nothing visible until it is", () =>
       Effect.gen(function*() {
         const graph = yield* Graph
