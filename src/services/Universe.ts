@@ -694,8 +694,9 @@ export class Universe extends Context.Service<Universe, {
         at: { readonly s: number; readonly key: string } | undefined,
         room: number
       ): RankedPage | undefined => {
-        const list = kind === "chunk" ? undefined : stored?.lists.get(kind)
-        if (stored === undefined || list === undefined || kind === "chunk") return undefined
+        if (stored === undefined || kind === "chunk") return undefined
+        const list = stored.lists.get(kind)
+        if (list === undefined) return undefined
         const total = stored.totals[kind]
         if (skipped) return { total, following: 0, page: [] }
         const from = at === undefined
