@@ -8,6 +8,7 @@ import * as Path from "node:path"
 import { Worker } from "node:worker_threads"
 import { EngramConfig } from "../config.ts"
 import { createDirectory } from "../dataDir.ts"
+import { errorText } from "../errorText.ts"
 import { latestMigrationId, migrations, migrationsTable } from "../migrations/index.ts"
 import { workerScripts } from "../workers.ts"
 
@@ -22,15 +23,6 @@ export class StartupError extends Schema.TaggedError<StartupError>()("StartupErr
 export class DbNotReady extends Schema.TaggedError<DbNotReady>()("DbNotReady", {
   message: Schema.String
 }) {}
-
-/** The innermost message of an error chain, where drivers put the reason an operator can act on. */
-const errorText = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = (cause as { cause?: unknown }).cause
-    return inner instanceof Error && inner !== cause ? errorText(inner) : cause.message
-  }
-  return String(cause)
-}
 
 const isAlive = (pid: number) => {
   try {

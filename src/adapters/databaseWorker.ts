@@ -9,16 +9,9 @@ import { vector } from "@electric-sql/pglite-pgvector"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as Fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
+import { errorText } from "../errorText.ts"
 
 const { dataDir, socketPath } = workerData as { readonly dataDir: string; readonly socketPath: string }
-
-const errorText = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = (cause as { cause?: unknown }).cause
-    return inner instanceof Error && inner !== cause ? errorText(inner) : cause.message
-  }
-  return String(cause)
-}
 
 let step: "open" | "serve" = "open"
 try {
