@@ -13,6 +13,7 @@ import mcp from "./0011_mcp.ts"
 import jobTrace from "./0012_job_trace.ts"
 import universeAggregates from "./0013_universe_aggregates.ts"
 import graphVersion from "./0014_graph_version.ts"
+import termBounds from "./0015_term_bounds.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -29,7 +30,8 @@ const all = {
   "0011_mcp": mcp,
   "0012_job_trace": jobTrace,
   "0013_universe_aggregates": universeAggregates,
-  "0014_graph_version": graphVersion
+  "0014_graph_version": graphVersion,
+  "0015_term_bounds": termBounds
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { searchable } from "./Searchable.ts"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
@@ -7,6 +7,15 @@ const postingsBatch = 25
 
 /** Term rows per statement when document frequencies are written. */
 const termsPerStatement = 1000
+
+/**
+ * Up to this many postings in all, a query's postings are simply all read; beyond, the rarest terms' postings up to
+ * this many seed the floor that prunes the others.
+ */
+const defaultSeedPostings = 2000
+
+/** Scores are counted in whole units of 2^-30 (see `contribution`). */
+const unit = 2 ** 30
 
 export interface Bm25Parameters {
   readonly k1: number
@@ -16,6 +25,21 @@ export interface Bm25Parameters {
 export interface LexicalHit {
   readonly chunkId: string
   readonly score: number
+}
+
+export interface ScanOptions {
+  /** Score every posting of every query term: the reference the pruned top k equals. */
+  readonly exhaustive?: boolean
+  /** Postings read whole before pruning starts, and the rarest terms' postings that seed the floor. */
+  readonly seedPostings?: number
+}
+
+export interface LexicalScan {
+  readonly hits: ReadonlyArray<LexicalHit>
+  /** Postings read: scanned by term, and looked up by chunk. */
+  readonly postingsRead: number
+  /** Postings of the query's terms in the searched sources: what exhaustive scoring reads. */
+  readonly postingsTotal: number
 }
 
 /**
@@ -38,6 +62,14 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
     limit: number,
     parameters: Bm25Parameters
   ) => Effect.Effect<ReadonlyArray<LexicalHit>>
+  /** `search`, saying how many postings it read against how many exhaustive scoring reads. */
+  readonly scan: (
+    query: string,
+    sourceIds: ReadonlyArray<string>,
+    limit: number,
+    parameters: Bm25Parameters,
+    options?: ScanOptions
+  ) => Effect.Effect<LexicalScan>
 }>()("engram/LexicalIndex") {
   static readonly layer = Layer.effect(
     LexicalIndex,
@@ -61,11 +93,11 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
         // Document frequencies are summed here over bounded batches of chunks, then each term row is written once,
         // in term order (so concurrent documents of a source take the rows in the same order and cannot deadlock).
-        const frequencies = new Map<string, number>()
+        const frequencies = new Map<string, { df: number; maxTf: number; minLen: number }>()
         let sourceId: string | undefined
         for (const [from, to] of yield* ordinalRanges(documentId, null)) {
-          const rows = yield* sql<{ source_id: string; term: string; df: number }>`
-            SELECT c.source_id, t.term, count(*)::int AS df
+          const rows = yield* sql<{ source_id: string; term: string; df: number; max_tf: number; min_len: number }>`
+            SELECT c.source_id, t.term, count(*)::int AS df, max(t.tf)::int AS max_tf, min(t.len)::int AS min_len
             FROM chunks c
             JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
             JOIN chunk_terms t ON t.chunk_id = c.id
@@ -73,17 +105,30 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             GROUP BY c.source_id, t.term`
           for (const row of rows) {
             sourceId = row.source_id
-            frequencies.set(row.term, (frequencies.get(row.term) ?? 0) + row.df)
+            const seen = frequencies.get(row.term)
+            frequencies.set(row.term, {
+              df: (seen?.df ?? 0) + row.df,
+              maxTf: Math.max(seen?.maxTf ?? 0, row.max_tf),
+              minLen: Math.min(seen?.minLen ?? row.min_len, row.min_len)
+            })
           }
         }
         const terms = [...frequencies.keys()].sort()
         for (let i = 0; sourceId !== undefined && i < terms.length; i += termsPerStatement) {
           const slice = terms.slice(i, i + termsPerStatement)
+          const counts = slice.map((term) => frequencies.get(term)!)
+          // The score bounds only widen, also when chunks leave: a bound left wider than needed is still a bound.
           yield* sql`
-            INSERT INTO lexical_terms (source_id, term, df)
-            SELECT ${sourceId}, u.term, ${sign} * u.df
-            FROM unnest(${slice}::text[], ${slice.map((term) => frequencies.get(term)!)}::int[]) AS u (term, df)
-            ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
+            INSERT INTO lexical_terms (source_id, term, df, max_tf, min_len)
+            SELECT ${sourceId}, u.term, ${sign} * u.df, u.max_tf, u.min_len
+            FROM unnest(
+              ${slice}::text[], ${counts.map((c) => c.df)}::int[], ${counts.map((c) => c.maxTf)}::int[],
+              ${counts.map((c) => c.minLen)}::int[]
+            ) AS u (term, df, max_tf, min_len)
+            ON CONFLICT (source_id, term) DO UPDATE SET
+              df = lexical_terms.df + EXCLUDED.df,
+              max_tf = greatest(lexical_terms.max_tf, EXCLUDED.max_tf),
+              min_len = least(lexical_terms.min_len, EXCLUDED.min_len)`
           if (sign === -1) {
             yield* sql`
               DELETE FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${slice}::text[]) AND df <= 0`
@@ -122,61 +167,187 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
       }, Effect.orDie)
 
-      const search = Effect.fn("LexicalIndex.search")(function*(
-        query: string,
-        sourceIds: ReadonlyArray<string>,
-        limit: number,
-        { k1, b }: Bm25Parameters
-      ) {
-        if (sourceIds.length === 0) return []
-        // Step 1: the query's terms with their IDF over the searched sources (a handful of rows).
-        const weighted = yield* sql<{ term: string; idf: number; n: number; avgdl: number }>`
+      /** One query term: its IDF over the searched sources, its postings there, and the most it adds to a score. */
+      interface Weighted {
+        readonly term: string
+        readonly idf: number
+        readonly df: number
+        readonly bound: number
+      }
+
+      /**
+       * BM25's term weight of one posting `p`, over the query terms `q` (term, idf), in whole units of 2^-30: sums
+       * of such weights are exact in any order, so a chunk's score does not depend on which postings were scanned
+       * and which looked up, and equal scores tie exactly (then the chunk id decides).
+       */
+      const contribution = ({ k1, b }: Bm25Parameters, avgdl: number) =>
+        sql`round(q.idf * (p.tf * ${k1} + p.tf) / (p.tf + ${k1} * (1 - ${b} + ${b} * p.len / ${avgdl}::float8))
+          * ${unit}::float8) / ${unit}::float8`
+
+      const queryTerms = (query: string, sourceIds: ReadonlyArray<string>, { k1, b }: Bm25Parameters) =>
+        sql<Weighted & { readonly avgdl: number }>`
           WITH terms AS (
             SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
           ),
           stats AS (
             SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
             FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
+          ),
+          weighted AS (
+            SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
+              sum(l.df)::float8 AS df, max(l.max_tf)::float8 AS max_tf, min(l.min_len)::float8 AS min_len,
+              greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
+            FROM terms t
+            JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
+            CROSS JOIN stats
+            GROUP BY t.term, stats.n, stats.total
+            HAVING sum(l.df) > 0
           )
-          SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf, stats.n,
-            greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
-          FROM terms t
-          JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
-          CROSS JOIN stats
-          GROUP BY t.term, stats.n, stats.total
-          HAVING sum(l.df) > 0`.pipe(Effect.orDie)
-        if (weighted.length === 0) return []
-        const terms = weighted.map((w) => w.term)
-        const idfs = weighted.map((w) => w.idf)
-        const avgdl = weighted[0]!.avgdl
-        // Step 2: BM25 over the postings alone (one covering index scan per term), best first. Postings of chunks
-        // search cannot return (an older version, a document not ready) are dropped afterwards, so the scan
-        // over-fetches and widens until `limit` visible chunks are found or the postings run out.
+          SELECT term, idf, df, avgdl,
+            ((ceil(idf * (max_tf * ${k1} + max_tf) / (max_tf + ${k1} * (1 - ${b} + ${b} * min_len / avgdl))
+              * ${unit}::float8) + 1) / ${unit}::float8)::float8 AS bound
+          FROM weighted
+          ORDER BY bound DESC, term`.pipe(Effect.orDie)
+
+      /** Keeps the chunks search can return (ready document, active version) of `scored`, in order. */
+      const visibleOf = Effect.fnUntraced(function*(scored: ReadonlyArray<{ readonly id: string; readonly score: number }>) {
+        if (scored.length === 0) return []
+        const visible = yield* sql<{ id: string }>`
+          SELECT c.id FROM chunks c
+          JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
+          WHERE c.id IN ${sql.in(scored.map((row) => row.id))}`.pipe(Effect.orDie)
+        const visibleIds = new Set(visible.map((row) => row.id))
+        return scored.filter((row) => visibleIds.has(row.id))
+      })
+
+      /** The sum of the `terms` postings' weights of the chunk `x.id`, by point lookups. */
+      const lookedUp = (terms: ReadonlyArray<Weighted>, weight: Statement.Fragment) =>
+        terms.length === 0 ? sql`0::float8` : sql`coalesce((
+          SELECT sum(${weight})
+          FROM unnest(${terms.map((w) => w.term)}::text[], ${terms.map((w) => w.idf)}::float8[]) AS q (term, idf)
+          JOIN chunk_terms p ON p.chunk_id = x.id AND p.term = q.term), 0)::float8`
+
+      /** The postings of the `terms` in the sources, each weighted: `p` with `weight`, per chunk `p.chunk_id`. */
+      const postingsOf = (terms: ReadonlyArray<Weighted>, sourceIds: ReadonlyArray<string>) =>
+        sql`unnest(${terms.map((w) => w.term)}::text[], ${terms.map((w) => w.idf)}::float8[]) AS q (term, idf)
+          JOIN chunk_terms p ON p.term = q.term AND p.source_id IN ${sql.in(sourceIds)}`
+
+      /**
+       * The best `limit` visible chunks among those holding one of `scanned` (every posting read, summed), each
+       * score completed by point lookups of the `looked` terms for the chunks whose partial score could still reach
+       * `atLeast`. Postings of chunks search cannot return are dropped afterwards, so the scan over-fetches and
+       * widens until `limit` visible chunks are found or the candidates run out.
+       */
+      const scoreTop = Effect.fnUntraced(function*(
+        scanned: ReadonlyArray<Weighted>,
+        looked: ReadonlyArray<Weighted>,
+        atLeast: number,
+        sourceIds: ReadonlyArray<string>,
+        limit: number,
+        weight: Statement.Fragment
+      ) {
+        const lookedBound = looked.reduce((sum, term) => sum + term.bound, 0)
         let fetch = Math.max(limit * 2, 100)
         for (;;) {
-          const scored = yield* sql<{ id: string; score: number }>`
-            SELECT p.chunk_id AS id,
-              sum(q.idf * (p.tf * (${k1} + 1)) / (p.tf + ${k1} * (1 - ${b} + ${b} * p.len / ${avgdl}::float8)))::float8
-                AS score
-            FROM unnest(${terms}::text[], ${idfs}::float8[]) AS q (term, idf)
-            JOIN chunk_terms p ON p.term = q.term AND p.source_id IN ${sql.in(sourceIds)}
-            GROUP BY p.chunk_id
-            ORDER BY score DESC, p.chunk_id
+          const scored = yield* sql<{ id: string; score: number; candidates: number }>`
+            SELECT x.id, (x.partial + ${lookedUp(looked, weight)})::float8 AS score,
+              (count(*) OVER ())::int AS candidates
+            FROM (
+              SELECT p.chunk_id AS id, sum(${weight})::float8 AS partial
+              FROM ${postingsOf(scanned, sourceIds)}
+              GROUP BY p.chunk_id
+              HAVING sum(${weight}) + ${lookedBound}::float8 >= ${atLeast}::float8
+            ) x
+            ORDER BY score DESC, x.id
             LIMIT ${fetch}`.pipe(Effect.orDie)
-          const visible = scored.length === 0 ? [] : yield* sql<{ id: string }>`
-            SELECT c.id FROM chunks c
-            JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
-            WHERE c.id IN ${sql.in(scored.map((row) => row.id))}`.pipe(Effect.orDie)
-          const visibleIds = new Set(visible.map((row) => row.id))
-          const hits = scored.filter((row) => visibleIds.has(row.id))
+          const hits = yield* visibleOf(scored)
           if (hits.length >= limit || scored.length < fetch) {
-            return hits.slice(0, limit).map((row) => ({ chunkId: row.id, score: row.score }))
+            return { hits: hits.slice(0, limit), lookups: (scored[0]?.candidates ?? 0) * looked.length }
           }
           fetch *= 4
         }
       })
 
-      return LexicalIndex.of({ count, measure, search })
+      /**
+       * A floor under the k-th best score: the chunks with the best partial scores over `seed`, scored exactly
+       * (the other terms looked up); the k-th best of the visible ones, or 0 when fewer than k are.
+       */
+      const floorOf = Effect.fnUntraced(function*(
+        seed: ReadonlyArray<Weighted>,
+        others: ReadonlyArray<Weighted>,
+        sourceIds: ReadonlyArray<string>,
+        limit: number,
+        weight: Statement.Fragment
+      ) {
+        const fetch = Math.max(limit * 2, 100)
+        const scored = yield* sql<{ id: string; score: number }>`
+          SELECT x.id, (x.partial + ${lookedUp(others, weight)})::float8 AS score
+          FROM (
+            SELECT p.chunk_id AS id, sum(${weight})::float8 AS partial
+            FROM ${postingsOf(seed, sourceIds)}
+            GROUP BY p.chunk_id
+            ORDER BY partial DESC, p.chunk_id
+            LIMIT ${fetch}
+          ) x`.pipe(Effect.orDie)
+        const scores = (yield* visibleOf(scored)).map((row) => row.score).sort((a, b) => b - a)
+        const floor = scores.length < limit ? 0 : scores[limit - 1]!
+        return { floor, lookups: scored.length * others.length }
+      })
+
+      const scan = Effect.fn("LexicalIndex.scan")(function*(
+        query: string,
+        sourceIds: ReadonlyArray<string>,
+        limit: number,
+        parameters: Bm25Parameters,
+        { exhaustive = false, seedPostings = defaultSeedPostings }: ScanOptions = {}
+      ) {
+        if (sourceIds.length === 0 || limit <= 0) return { hits: [], postingsRead: 0, postingsTotal: 0 }
+        const weighted = yield* queryTerms(query, sourceIds, parameters)
+        if (weighted.length === 0) return { hits: [], postingsRead: 0, postingsTotal: 0 }
+        const postingsTotal = weighted.reduce((sum, term) => sum + term.df, 0)
+        const toHits = (rows: ReadonlyArray<{ id: string; score: number }>) =>
+          rows.map((row) => ({ chunkId: row.id, score: row.score }))
+        // Few postings in all: read them all.
+        const weight = contribution(parameters, weighted[0]!.avgdl)
+        if (exhaustive || postingsTotal <= seedPostings || weighted.length === 1) {
+          const { hits } = yield* scoreTop(weighted, [], 0, sourceIds, limit, weight)
+          return { hits: toHits(hits), postingsRead: postingsTotal, postingsTotal }
+        }
+        // MaxScore: first a floor under the k-th best score, from the chunks of the rarest terms (their postings are
+        // few), each scored exactly; then the terms whose bounds together stay below that floor cannot lift a chunk
+        // that has none of the other terms into the top k, so only the other terms' postings are read, and the
+        // skipped terms are looked up for the chunks that could still make it.
+        let seedCount = 1
+        let seedRead = weighted[0]!.df
+        while (seedCount < weighted.length && seedRead + weighted[seedCount]!.df <= seedPostings) {
+          seedRead += weighted[seedCount]!.df
+          seedCount++
+        }
+        const seed = yield* floorOf(weighted.slice(0, seedCount), weighted.slice(seedCount), sourceIds, limit, weight)
+        const floor = seed.floor
+        // weighted is by bound, largest first: skip the longest tail whose bounds sum below the floor.
+        let skipped = weighted.length
+        let skippedBound = 0
+        while (skipped > 1 && skippedBound + weighted[skipped - 1]!.bound < floor) {
+          skippedBound += weighted[skipped - 1]!.bound
+          skipped--
+        }
+        const scanned = weighted.slice(0, skipped)
+        const final = yield* scoreTop(scanned, weighted.slice(skipped), floor, sourceIds, limit, weight)
+        const postingsRead = seedRead + seed.lookups + scanned.reduce((sum, term) => sum + term.df, 0) + final.lookups
+        return { hits: toHits(final.hits), postingsRead, postingsTotal }
+      })
+
+      const search = Effect.fn("LexicalIndex.search")(function*(
+        query: string,
+        sourceIds: ReadonlyArray<string>,
+        limit: number,
+        parameters: Bm25Parameters
+      ) {
+        return (yield* scan(query, sourceIds, limit, parameters)).hits
+      })
+
+      return LexicalIndex.of({ count, measure, search, scan })
     })
   )
 }
