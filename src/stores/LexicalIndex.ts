@@ -167,12 +167,19 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
       }, Effect.orDie)
 
+      /** BM25's parameters and the searched sources' average chunk length. */
+      interface Scoring extends Bm25Parameters {
+        readonly avgdl: number
+      }
+
       /** One query term: its IDF over the searched sources, its postings there, and the most it adds to a score. */
       interface Weighted {
         readonly term: string
         readonly idf: number
         readonly df: number
+        /** The most the term adds to any chunk's score (from its largest frequency and shortest chunk). */
         readonly bound: number
+        readonly maxTf: number
       }
 
       /**
@@ -180,8 +187,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
        * of such weights are exact in any order, so a chunk's score does not depend on which postings were scanned
        * and which looked up, and equal scores tie exactly (then the chunk id decides).
        */
-      const contribution = ({ k1, b }: Bm25Parameters, avgdl: number) =>
-        sql`round(q.idf * (p.tf * ${k1} + p.tf) / (p.tf + ${k1} * (1 - ${b} + ${b} * p.len / ${avgdl}::float8))
+      const contribution = ({ k1, b, avgdl }: Scoring) =>
+        sql`round(q.idf * (p.tf * ${k1}::float8 + p.tf)
+          / (p.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * p.len / ${avgdl}::float8))
           * ${unit}::float8) / ${unit}::float8`
 
       const queryTerms = (query: string, sourceIds: ReadonlyArray<string>, { k1, b }: Bm25Parameters) =>
@@ -203,8 +211,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             GROUP BY t.term, stats.n, stats.total
             HAVING sum(l.df) > 0
           )
-          SELECT term, idf, df, avgdl,
-            ((ceil(idf * (max_tf * ${k1} + max_tf) / (max_tf + ${k1} * (1 - ${b} + ${b} * min_len / avgdl))
+          SELECT term, idf, df, avgdl, max_tf AS "maxTf",
+            ((ceil(idf * (max_tf * ${k1}::float8 + max_tf)
+              / (max_tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * min_len / avgdl))
               * ${unit}::float8) + 1) / ${unit}::float8)::float8 AS bound
           FROM weighted
           ORDER BY bound DESC, term`.pipe(Effect.orDie)
@@ -220,21 +229,42 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         return scored.filter((row) => visibleIds.has(row.id))
       })
 
-      /** The sum of the `terms` postings' weights of the chunk `x.id`, by point lookups. */
-      const lookedUp = (terms: ReadonlyArray<Weighted>, weight: Statement.Fragment) =>
-        terms.length === 0 ? sql`0::float8` : sql`coalesce((
-          SELECT sum(${weight})
-          FROM unnest(${terms.map((w) => w.term)}::text[], ${terms.map((w) => w.idf)}::float8[]) AS q (term, idf)
-          JOIN chunk_terms p ON p.chunk_id = x.id AND p.term = q.term), 0)::float8`
-
       /** The postings of the `terms` in the sources, each weighted: `p` with `weight`, per chunk `p.chunk_id`. */
       const postingsOf = (terms: ReadonlyArray<Weighted>, sourceIds: ReadonlyArray<string>) =>
         sql`unnest(${terms.map((w) => w.term)}::text[], ${terms.map((w) => w.idf)}::float8[]) AS q (term, idf)
           JOIN chunk_terms p ON p.term = q.term AND p.source_id IN ${sql.in(sourceIds)}`
 
       /**
+       * Scores of the chunks `x` (id, partial score, length) completed with the `looked` terms, whose postings are
+       * looked up by chunk (one index probe per chunk and term), best first.
+       */
+      const completed = (x: Statement.Fragment, looked: ReadonlyArray<Weighted>, scoring: Scoring, fetch: number) => {
+        const terms = looked.map((w) => w.term)
+        const extra = looked.length === 0 ? sql`0::float8` : sql`coalesce((
+          SELECT sum(${contribution(scoring)})
+          FROM chunk_terms p JOIN unnest(${terms}::text[], ${looked.map((w) => w.idf)}::float8[]) AS q (term, idf)
+            ON q.term = p.term
+          WHERE p.chunk_id = x.id AND p.term = ANY(${terms}::text[])), 0)`
+        return sql`SELECT x.id, (x.partial + ${extra})::float8 AS score, (count(*) OVER ())::int AS candidates
+          FROM ${x} x
+          ORDER BY score DESC, x.id
+          LIMIT ${fetch}`
+      }
+
+      /**
+       * The most the `looked` terms can add to a chunk of length `x.len`: per chunk, tighter than their bounds over
+       * every chunk (a term's weight grows with its frequency, at most `maxTf`, and shrinks with the length).
+       */
+      const boundFor = (looked: ReadonlyArray<Weighted>, { k1, b, avgdl }: Scoring) =>
+        looked.map((w) =>
+          sql`(ceil(${w.idf}::float8 * (${w.maxTf}::float8 * ${k1}::float8 + ${w.maxTf}::float8)
+            / (${w.maxTf}::float8 + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * x.len / ${avgdl}::float8))
+            * ${unit}::float8) + 1) / ${unit}::float8`
+        ).reduce((sum, term) => sql`${sum} + ${term}`, sql`0::float8`)
+
+      /**
        * The best `limit` visible chunks among those holding one of `scanned` (every posting read, summed), each
-       * score completed by point lookups of the `looked` terms for the chunks whose partial score could still reach
+       * score completed by lookups of the `looked` terms for the chunks whose partial score could still reach
        * `atLeast`. Postings of chunks search cannot return are dropped afterwards, so the scan over-fetches and
        * widens until `limit` visible chunks are found or the candidates run out.
        */
@@ -244,22 +274,20 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         atLeast: number,
         sourceIds: ReadonlyArray<string>,
         limit: number,
-        weight: Statement.Fragment
+        scoring: Scoring
       ) {
-        const lookedBound = looked.reduce((sum, term) => sum + term.bound, 0)
+        const candidates = sql`(
+          SELECT * FROM (
+            SELECT p.chunk_id AS id, sum(${contribution(scoring)})::float8 AS partial, max(p.len) AS len
+            FROM ${postingsOf(scanned, sourceIds)}
+            GROUP BY p.chunk_id
+          ) x
+          WHERE x.partial + ${boundFor(looked, scoring)} >= ${atLeast}::float8)`
         let fetch = Math.max(limit * 2, 100)
         for (;;) {
-          const scored = yield* sql<{ id: string; score: number; candidates: number }>`
-            SELECT x.id, (x.partial + ${lookedUp(looked, weight)})::float8 AS score,
-              (count(*) OVER ())::int AS candidates
-            FROM (
-              SELECT p.chunk_id AS id, sum(${weight})::float8 AS partial
-              FROM ${postingsOf(scanned, sourceIds)}
-              GROUP BY p.chunk_id
-              HAVING sum(${weight}) + ${lookedBound}::float8 >= ${atLeast}::float8
-            ) x
-            ORDER BY score DESC, x.id
-            LIMIT ${fetch}`.pipe(Effect.orDie)
+          const scored = yield* sql<{ id: string; score: number; candidates: number }>`${
+            completed(candidates, looked, scoring, fetch)
+          }`.pipe(Effect.orDie)
           const hits = yield* visibleOf(scored)
           if (hits.length >= limit || scored.length < fetch) {
             return { hits: hits.slice(0, limit), lookups: (scored[0]?.candidates ?? 0) * looked.length }
@@ -277,18 +305,18 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         others: ReadonlyArray<Weighted>,
         sourceIds: ReadonlyArray<string>,
         limit: number,
-        weight: Statement.Fragment
+        scoring: Scoring
       ) {
         const fetch = Math.max(limit * 2, 100)
-        const scored = yield* sql<{ id: string; score: number }>`
-          SELECT x.id, (x.partial + ${lookedUp(others, weight)})::float8 AS score
-          FROM (
-            SELECT p.chunk_id AS id, sum(${weight})::float8 AS partial
-            FROM ${postingsOf(seed, sourceIds)}
-            GROUP BY p.chunk_id
-            ORDER BY partial DESC, p.chunk_id
-            LIMIT ${fetch}
-          ) x`.pipe(Effect.orDie)
+        const best = sql`(
+          SELECT p.chunk_id AS id, sum(${contribution(scoring)})::float8 AS partial
+          FROM ${postingsOf(seed, sourceIds)}
+          GROUP BY p.chunk_id
+          ORDER BY partial DESC, p.chunk_id
+          LIMIT ${fetch})`
+        const scored = yield* sql<{ id: string; score: number }>`${completed(best, others, scoring, fetch)}`.pipe(
+          Effect.orDie
+        )
         const scores = (yield* visibleOf(scored)).map((row) => row.score).sort((a, b) => b - a)
         const floor = scores.length < limit ? 0 : scores[limit - 1]!
         return { floor, lookups: scored.length * others.length }
@@ -307,10 +335,10 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const postingsTotal = weighted.reduce((sum, term) => sum + term.df, 0)
         const toHits = (rows: ReadonlyArray<{ id: string; score: number }>) =>
           rows.map((row) => ({ chunkId: row.id, score: row.score }))
-        // Few postings in all: read them all.
-        const weight = contribution(parameters, weighted[0]!.avgdl)
-        if (exhaustive || postingsTotal <= seedPostings || weighted.length === 1) {
-          const { hits } = yield* scoreTop(weighted, [], 0, sourceIds, limit, weight)
+        // Up to ten times the seed's postings in all, they are simply all read: pruning would not pay.
+        const scoring = { ...parameters, avgdl: weighted[0]!.avgdl }
+        if (exhaustive || postingsTotal <= seedPostings * 10 || weighted.length === 1) {
+          const { hits } = yield* scoreTop(weighted, [], 0, sourceIds, limit, scoring)
           return { hits: toHits(hits), postingsRead: postingsTotal, postingsTotal }
         }
         // MaxScore: first a floor under the k-th best score, from the chunks of the rarest terms (their postings are
@@ -323,7 +351,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           seedRead += weighted[seedCount]!.df
           seedCount++
         }
-        const seed = yield* floorOf(weighted.slice(0, seedCount), weighted.slice(seedCount), sourceIds, limit, weight)
+        const seed = yield* floorOf(weighted.slice(0, seedCount), weighted.slice(seedCount), sourceIds, limit, scoring)
         const floor = seed.floor
         // weighted is by bound, largest first: skip the longest tail whose bounds sum below the floor.
         let skipped = weighted.length
@@ -333,7 +361,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           skipped--
         }
         const scanned = weighted.slice(0, skipped)
-        const final = yield* scoreTop(scanned, weighted.slice(skipped), floor, sourceIds, limit, weight)
+        const final = yield* scoreTop(scanned, weighted.slice(skipped), floor, sourceIds, limit, scoring)
         const postingsRead = seedRead + seed.lookups + scanned.reduce((sum, term) => sum + term.df, 0) + final.lookups
         return { hits: toHits(final.hits), postingsRead, postingsTotal }
       })
