@@ -235,32 +235,47 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           JOIN chunk_terms p ON p.term = q.term AND p.source_id IN ${sql.in(sourceIds)}`
 
       /**
-       * Scores of the chunks `x` (id, partial score, length) completed with the `looked` terms, whose postings are
-       * looked up by chunk (one index probe per chunk and term), best first.
+       * The most the `terms` can add to a chunk of length `<alias>.len`: per chunk, tighter than their bounds over
+       * every chunk (a term's weight grows with its frequency, at most `maxTf`, and shrinks with the length).
        */
-      const completed = (x: Statement.Fragment, looked: ReadonlyArray<Weighted>, scoring: Scoring, fetch: number) => {
-        const terms = looked.map((w) => w.term)
-        const extra = looked.length === 0 ? sql`0::float8` : sql`coalesce((
-          SELECT sum(${contribution(scoring)})
-          FROM chunk_terms p JOIN unnest(${terms}::text[], ${looked.map((w) => w.idf)}::float8[]) AS q (term, idf)
-            ON q.term = p.term
-          WHERE p.chunk_id = x.id AND p.term = ANY(${terms}::text[])), 0)`
-        return sql`SELECT x.id, (x.partial + ${extra})::float8 AS score, (count(*) OVER ())::int AS candidates
-          FROM ${x} x
+      const boundFor = (terms: ReadonlyArray<Weighted>, { k1, b, avgdl }: Scoring, alias: string) =>
+        terms.map((w) =>
+          sql`(ceil(${w.idf}::float8 * (${w.maxTf}::float8 * ${k1}::float8 + ${w.maxTf}::float8)
+            / (${w.maxTf}::float8 + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * ${sql(alias)}.len / ${avgdl}::float8))
+            * ${unit}::float8) + 1) / ${unit}::float8`
+        ).reduce((sum, term) => sql`${sum} + ${term}`, sql`0::float8`)
+
+      /**
+       * The chunks `x` (id, partial score, length), their scores completed with the `looked` terms, best first.
+       * MaxScore's lookups: the terms in turn, largest bound first, each looked up (one index probe) only for the
+       * chunks that can still reach `atLeast` with what the remaining terms could add.
+       */
+      const completed = (
+        x: Statement.Fragment,
+        looked: ReadonlyArray<Weighted>,
+        atLeast: number,
+        scoring: Scoring,
+        fetch: number
+      ) => {
+        const steps = [sql`s0 AS (
+          SELECT x.id, x.partial, x.len FROM ${x} x WHERE x.partial + ${boundFor(looked, scoring, "x")} >= ${atLeast}::float8)`]
+        for (const [i, term] of looked.entries()) {
+          steps.push(sql`${sql(`s${i + 1}`)} AS (
+            SELECT * FROM (
+              SELECT x.id, x.partial + coalesce(${contribution(scoring)}, 0) AS partial, x.len
+              FROM ${sql(`s${i}`)} x CROSS JOIN (SELECT ${term.idf}::float8 AS idf) q
+              LEFT JOIN chunk_terms p ON p.chunk_id = x.id AND p.term = ${term.term}
+            ) y
+            WHERE y.partial + ${boundFor(looked.slice(i + 1), scoring, "y")} >= ${atLeast}::float8)`)
+        }
+        const lookups = looked.map((_, i) => sql`(SELECT count(*) FROM ${sql(`s${i}`)})`)
+          .reduce((sum, count) => sql`${sum} + ${count}`, sql`0`)
+        return sql`WITH ${sql.csv(steps)}
+          SELECT x.id, x.partial::float8 AS score, (${lookups})::int AS lookups
+          FROM ${sql(`s${looked.length}`)} x
           ORDER BY score DESC, x.id
           LIMIT ${fetch}`
       }
-
-      /**
-       * The most the `looked` terms can add to a chunk of length `x.len`: per chunk, tighter than their bounds over
-       * every chunk (a term's weight grows with its frequency, at most `maxTf`, and shrinks with the length).
-       */
-      const boundFor = (looked: ReadonlyArray<Weighted>, { k1, b, avgdl }: Scoring) =>
-        looked.map((w) =>
-          sql`(ceil(${w.idf}::float8 * (${w.maxTf}::float8 * ${k1}::float8 + ${w.maxTf}::float8)
-            / (${w.maxTf}::float8 + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * x.len / ${avgdl}::float8))
-            * ${unit}::float8) + 1) / ${unit}::float8`
-        ).reduce((sum, term) => sql`${sum} + ${term}`, sql`0::float8`)
 
       /**
        * The best `limit` visible chunks among those holding one of `scanned` (every posting read, summed), each
@@ -277,20 +292,17 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         scoring: Scoring
       ) {
         const candidates = sql`(
-          SELECT * FROM (
-            SELECT p.chunk_id AS id, sum(${contribution(scoring)})::float8 AS partial, max(p.len) AS len
-            FROM ${postingsOf(scanned, sourceIds)}
-            GROUP BY p.chunk_id
-          ) x
-          WHERE x.partial + ${boundFor(looked, scoring)} >= ${atLeast}::float8)`
+          SELECT p.chunk_id AS id, sum(${contribution(scoring)})::float8 AS partial, max(p.len) AS len
+          FROM ${postingsOf(scanned, sourceIds)}
+          GROUP BY p.chunk_id)`
         let fetch = Math.max(limit * 2, 100)
         for (;;) {
-          const scored = yield* sql<{ id: string; score: number; candidates: number }>`${
-            completed(candidates, looked, scoring, fetch)
+          const scored = yield* sql<{ id: string; score: number; lookups: number }>`${
+            completed(candidates, looked, atLeast, scoring, fetch)
           }`.pipe(Effect.orDie)
           const hits = yield* visibleOf(scored)
           if (hits.length >= limit || scored.length < fetch) {
-            return { hits: hits.slice(0, limit), lookups: (scored[0]?.candidates ?? 0) * looked.length }
+            return { hits: hits.slice(0, limit), lookups: scored[0]?.lookups ?? 0 }
           }
           fetch *= 4
         }
@@ -308,18 +320,22 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         scoring: Scoring
       ) {
         const fetch = Math.max(limit * 2, 100)
-        const best = sql`(
-          SELECT p.chunk_id AS id, sum(${contribution(scoring)})::float8 AS partial
+        const best = yield* sql<{ id: string; partial: number; len: number }>`
+          SELECT p.chunk_id AS id, sum(${contribution(scoring)})::float8 AS partial, max(p.len) AS len
           FROM ${postingsOf(seed, sourceIds)}
           GROUP BY p.chunk_id
           ORDER BY partial DESC, p.chunk_id
-          LIMIT ${fetch})`
-        const scored = yield* sql<{ id: string; score: number }>`${completed(best, others, scoring, fetch)}`.pipe(
-          Effect.orDie
-        )
+          LIMIT ${fetch}`.pipe(Effect.orDie)
+        // Partial scores are lower bounds too: a chunk that cannot reach the k-th best of them is not looked up.
+        const atLeast = best.length < limit ? 0 : best[limit - 1]!.partial
+        const chunks = sql`(SELECT * FROM unnest(${best.map((row) => row.id)}::text[],
+          ${best.map((row) => row.partial)}::float8[], ${best.map((row) => row.len)}::int[]) AS x (id, partial, len))`
+        const scored = yield* sql<{ id: string; score: number; lookups: number }>`${
+          completed(chunks, others, atLeast, scoring, fetch)
+        }`.pipe(Effect.orDie)
         const scores = (yield* visibleOf(scored)).map((row) => row.score).sort((a, b) => b - a)
         const floor = scores.length < limit ? 0 : scores[limit - 1]!
-        return { floor, lookups: scored.length * others.length }
+        return { floor, lookups: scored[0]?.lookups ?? 0 }
       })
 
       const scan = Effect.fn("LexicalIndex.scan")(function*(
