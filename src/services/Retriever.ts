@@ -192,11 +192,21 @@ export class Retriever extends Context.Service<Retriever, {
               notices.push(`dense retrieval is unavailable, results come from the other lists: ${dense.reason}`)
             }
           }
+          const graphList = input.strategy === "multi" && input.graph !== false
+            ? yield* graph.search(input.query, sourceIds, candidates)
+            : undefined
+          const graphHits = graphList !== undefined && graphList.confidence > 0 ? graphList.hits : []
           if (input.strategy !== "vector") {
+            // Fused with nothing else, BM25's list is the result: it need reach no deeper than the shortlist.
+            const alone = lists.length === 0 && graphHits.length === 0
             const hits = yield* lexical.search(
               input.query,
               sourceIds,
-              input.strategy === "lexical" ? input.topK : candidates,
+              input.strategy === "lexical"
+                ? input.topK
+                : alone
+                ? Math.max(input.topK * shortlistPer, settings.rerankCandidates)
+                : candidates,
               { k1: settings.bm25K1, b: settings.bm25B }
             )
             lists.push({
@@ -205,15 +215,12 @@ export class Retriever extends Context.Service<Retriever, {
               hits: hits.map((hit) => ({ id: hit.chunkId, score: hit.score }))
             })
           }
-          if (input.strategy === "multi" && input.graph !== false) {
-            const { hits, confidence } = yield* graph.search(input.query, sourceIds, candidates)
-            if (hits.length > 0 && confidence > 0) {
-              lists.push({
-                name: "graph",
-                weight: settings.fusionWeightGraph * confidence,
-                hits: hits.map((hit) => ({ id: hit.chunkId, score: hit.score }))
-              })
-            }
+          if (graphList !== undefined && graphHits.length > 0) {
+            lists.push({
+              name: "graph",
+              weight: settings.fusionWeightGraph * graphList.confidence,
+              hits: graphHits.map((hit) => ({ id: hit.chunkId, score: hit.score }))
+            })
           }
         } else {
           notices.push("there are no sources to search")
