@@ -2,7 +2,7 @@
  * Search benchmark over a synthetic corpus (default 100,000 chunks) ingested through the pipeline:
  * p50/p95 of POST /api/v1/search (strategy multi, top_k 10) at concurrency 1 and 8, against the bare work the
  * same request needs — the query embedding plus the SQL of the vector and BM25 lists — timed alone in the
- * same run. Embedded PGlite by default; PostgreSQL with DATABASE_URL. Event extraction is off unless --extract is
+ * same run; GET /system/health is asked every 20 ms during the concurrency-8 phase (p50, p99, max). Embedded PGlite by default; PostgreSQL with DATABASE_URL. Event extraction is off unless --extract is
  * given: the synthetic words name nothing, and the graph list has its own evaluation (npm run eval:graph).
  *   npm run bench:search -- [--chunks 100000] [--queries 200] [--model-dir DIR] [--extract]
  */
@@ -78,14 +78,26 @@ const program = Effect.gen(function*() {
   const bareTimes: Array<number> = []
   for (const query of queries) bareTimes.push(yield* bare(query))
 
+  /** Searches at the concurrency while a prober asks GET /system/health every 20 ms, as a load balancer would. */
   const endToEnd = (concurrency: number) =>
     Effect.promise(async () => {
       const times: Array<number> = []
+      const health: Array<number> = []
+      let done = false
+      const prober = (async () => {
+        while (!done) {
+          health.push(await timed(() => fetch(`${url}/api/v1/system/health`).then((response) => response.arrayBuffer())))
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+      })()
       const started = performance.now()
       await pool(queries, concurrency, async (query) => {
         times.push(await timed(() => call(url, "/api/v1/search", { token, json: { query, strategy: "multi", top_k: 10 } })))
       })
-      return { times, qps: queries.length / ((performance.now() - started) / 1000) }
+      const qps = queries.length / ((performance.now() - started) / 1000)
+      done = true
+      await prober
+      return { times, qps, health }
     })
   const c1 = yield* endToEnd(1)
   const c8 = yield* endToEnd(8)
@@ -99,6 +111,12 @@ const program = Effect.gen(function*() {
     bare_ms: { p50: percentile(bareTimes, 50), p95: percentile(bareTimes, 95) },
     concurrency_1: { p50: percentile(c1.times, 50), p95: percentile(c1.times, 95), qps: c1.qps },
     concurrency_8: { p50: percentile(c8.times, 50), p95: percentile(c8.times, 95), qps: c8.qps },
+    health_during_concurrency_8: {
+      requests: c8.health.length,
+      p50: percentile(c8.health, 50),
+      p99: percentile(c8.health, 99),
+      max: Math.max(...c8.health)
+    },
     overhead_p50: percentile(c1.times, 50) / percentile(bareTimes, 50) - 1,
     machine: machine(),
     date: new Date().toISOString()
@@ -106,6 +124,9 @@ const program = Effect.gen(function*() {
   console.log(`bare (embedding + vector SQL + BM25 SQL): p50 ${result.bare_ms.p50.toFixed(1)} ms, p95 ${result.bare_ms.p95.toFixed(1)} ms`)
   console.log(`POST /search multi, concurrency 1: p50 ${result.concurrency_1.p50.toFixed(1)} ms, p95 ${result.concurrency_1.p95.toFixed(1)} ms, ${result.concurrency_1.qps.toFixed(1)} q/s`)
   console.log(`POST /search multi, concurrency 8: p50 ${result.concurrency_8.p50.toFixed(1)} ms, p95 ${result.concurrency_8.p95.toFixed(1)} ms, ${result.concurrency_8.qps.toFixed(1)} q/s`)
+  console.log(`GET /system/health during concurrency 8: ${result.health_during_concurrency_8.requests} requests, p50 ${
+    result.health_during_concurrency_8.p50.toFixed(1)} ms, p99 ${result.health_during_concurrency_8.p99.toFixed(1)} ms, max ${
+    result.health_during_concurrency_8.max.toFixed(1)} ms`)
   console.log(`overhead over the bare work at concurrency 1 (p50): ${(result.overhead_p50 * 100).toFixed(0)}%`)
   const outDir = Path.join(root, "bench/results")
   Fs.mkdirSync(outDir, { recursive: true })
