@@ -247,11 +247,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
 
       /**
        * The chunks `x` (id, partial score, length), their scores completed with the `looked` terms, best first.
-       * MaxScore's lookups: the terms in turn, largest bound first, each looked up (one index probe) only for the
-       * chunks that can still reach `atLeast` with what the remaining terms could add.
+       * MaxScore's lookups: the terms in turn, largest bound first, each joined only to the chunks that can still
+       * reach `atLeast` with what the remaining terms could add (by index probes per chunk, or by reading the
+       * term's postings where the planner finds that cheaper for many chunks).
        */
       const completed = (
         x: Statement.Fragment,
+        sourceIds: ReadonlyArray<string>,
         looked: ReadonlyArray<Weighted>,
         atLeast: number,
         scoring: Scoring,
@@ -265,6 +267,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
               SELECT x.id, x.partial + coalesce(${contribution(scoring)}, 0) AS partial, x.len
               FROM ${sql(`s${i}`)} x CROSS JOIN (SELECT ${term.idf}::float8 AS idf) q
               LEFT JOIN chunk_terms p ON p.chunk_id = x.id AND p.term = ${term.term}
+                AND p.source_id IN ${sql.in(sourceIds)}
             ) y
             WHERE y.partial + ${boundFor(looked.slice(i + 1), scoring, "y")} >= ${atLeast}::float8)`)
         }
@@ -298,7 +301,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         let fetch = Math.max(limit * 2, 100)
         for (;;) {
           const scored = yield* sql<{ id: string; score: number; lookups: number }>`${
-            completed(candidates, looked, atLeast, scoring, fetch)
+            completed(candidates, sourceIds, looked, atLeast, scoring, fetch)
           }`.pipe(Effect.orDie)
           const hits = yield* visibleOf(scored)
           if (hits.length >= limit || scored.length < fetch) {
@@ -331,7 +334,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const chunks = sql`(SELECT * FROM unnest(${best.map((row) => row.id)}::text[],
           ${best.map((row) => row.partial)}::float8[], ${best.map((row) => row.len)}::int[]) AS x (id, partial, len))`
         const scored = yield* sql<{ id: string; score: number; lookups: number }>`${
-          completed(chunks, others, atLeast, scoring, fetch)
+          completed(chunks, sourceIds, others, atLeast, scoring, fetch)
         }`.pipe(Effect.orDie)
         const scores = (yield* visibleOf(scored)).map((row) => row.score).sort((a, b) => b - a)
         const floor = scores.length < limit ? 0 : scores[limit - 1]!
