@@ -5,7 +5,8 @@
  * Ingests the corpus through the service's own pipeline (HTTP, workers, chunking, BM25 statistics, embeddings)
  * into a fresh source of an in-process server (embedded PGlite, or PostgreSQL with DATABASE_URL), runs every
  * query of the split through the search service for each strategy, and prints nDCG@10, recall@10,
- * recall@100, MRR@10 and latency p50/p95; results are written to bench/results/. multi also runs without its graph
+ * recall@100, MRR@10 and latency p50/p95, then the top 10 of lexical and multi over HTTP against GET /system/health
+ * (the no-op) in the same run; results are written to bench/results/. multi also runs without its graph
  * list ("multi-graph"), and with a reranker (a cross-encoder directory) with rerank on ("multi+rerank").
  */
 import { Effect, Option } from "effect"
@@ -142,6 +143,31 @@ const program = Effect.gen(function*() {
       latency_ms_p95: percentile(latencies, 95)
     }
   }
+  /**
+   * Over real HTTP, top 10 as a client asks: per query a GET /system/health (the no-op), a lexical and a multi
+   * search, interleaved so that load changes during the run touch all three alike.
+   */
+  const http = yield* Effect.promise(async () => {
+    const times = { health: [] as Array<number>, lexical: [] as Array<number>, multi: [] as Array<number> }
+    const timed = async (work: () => Promise<unknown>) => {
+      const t0 = performance.now()
+      await work()
+      return performance.now() - t0
+    }
+    for (const queryId of evaluated) {
+      const query = queries.get(queryId)!
+      times.health.push(await timed(() => fetch(`${url}/api/v1/system/health`).then((response) => response.arrayBuffer())))
+      for (const strategy of ["lexical", "multi"] as const) {
+        times[strategy].push(await timed(() =>
+          call(url, "/api/v1/search", { token, json: { query, strategy, top_k: 10, source_ids: [source.id] } })
+        ))
+      }
+    }
+    return Object.fromEntries(Object.entries(times).map(([name, values]) => [name, {
+      p50: percentile(values, 50),
+      p95: percentile(values, 95)
+    }]))
+  })
   const result = {
     dataset: Path.basename(Path.resolve(datasetDir)),
     split,
@@ -165,7 +191,8 @@ const program = Effect.gen(function*() {
     ingest_seconds: ingestSeconds,
     machine: machine(),
     date: new Date().toISOString(),
-    strategies: report
+    strategies: report,
+    http_top_10_ms: http
   }
   console.log(`\n${result.dataset} (${split}, ${evaluated.length} queries, ${result.engine}, dense ${result.dense})`)
   console.log("strategy      nDCG@10  R@10    R@100   MRR@10  p50 ms  p95 ms")
@@ -175,6 +202,12 @@ const program = Effect.gen(function*() {
         `${m.mrr_at_10!.toFixed(4)}  ${m.latency_ms_p50!.toFixed(1).padStart(6)}  ${m.latency_ms_p95!.toFixed(1).padStart(6)}`
     )
   }
+  const [health, lexical, multi] = [http.health!.p50, http.lexical!.p50, http.multi!.p50]
+  console.log(
+    `\nHTTP, top 10, p50: GET /system/health ${health.toFixed(1)} ms; lexical ${lexical.toFixed(1)} ms ` +
+      `(${(lexical / health).toFixed(1)}x health); multi ${multi.toFixed(1)} ms (${(multi / health).toFixed(1)}x health, ` +
+      `${(multi / lexical).toFixed(2)}x lexical)`
+  )
   const outDir = Path.resolve(import.meta.dirname, "../bench/results")
   Fs.mkdirSync(outDir, { recursive: true })
   const file = Path.join(outDir, `eval-${result.dataset}-${result.engine}-${noDense ? "lexical" : "dense"}${rerankModelDir === undefined ? "" : "-rerank"}.json`)
