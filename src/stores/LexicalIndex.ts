@@ -9,8 +9,8 @@ const postingsBatch = 25
 const termsPerStatement = 1000
 
 /**
- * Up to this many postings in all, a query's postings are simply all read; beyond, the rarest terms' postings up to
- * this many seed the floor that prunes the others.
+ * The rarest terms' postings, up to this many, seed the floor that prunes the others; a query with at most ten times
+ * as many postings in all is simply read whole (pruning would not pay there).
  */
 const defaultSeedPostings = 2000
 
@@ -30,7 +30,7 @@ export interface LexicalHit {
 export interface ScanOptions {
   /** Score every posting of every query term: the reference the pruned top k equals. */
   readonly exhaustive?: boolean
-  /** Postings read whole before pruning starts, and the rarest terms' postings that seed the floor. */
+  /** The rarest terms' postings that seed the floor; ten times as many in all are read whole. */
   readonly seedPostings?: number
 }
 
@@ -192,6 +192,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           / (p.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * p.len / ${avgdl}::float8))
           * ${unit}::float8) / ${unit}::float8`
 
+      /** The query's terms found in the sources, with IDF, postings and bound there, largest bound first. */
       const queryTerms = (query: string, sourceIds: ReadonlyArray<string>, { k1, b }: Bm25Parameters) =>
         sql<Weighted & { readonly avgdl: number }>`
           WITH terms AS (
