@@ -219,17 +219,6 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           FROM weighted
           ORDER BY bound DESC, term`.pipe(Effect.orDie)
 
-      /** Keeps the chunks search can return (ready document, active version) of `scored`, in order. */
-      const visibleOf = Effect.fnUntraced(function*(scored: ReadonlyArray<{ readonly id: string; readonly score: number }>) {
-        if (scored.length === 0) return []
-        const visible = yield* sql<{ id: string }>`
-          SELECT c.id FROM chunks c
-          JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
-          WHERE c.id IN ${sql.in(scored.map((row) => row.id))}`.pipe(Effect.orDie)
-        const visibleIds = new Set(visible.map((row) => row.id))
-        return scored.filter((row) => visibleIds.has(row.id))
-      })
-
       /** The postings of the `terms` in the sources, each weighted: `p` with `weight`, per chunk `p.chunk_id`. */
       const postingsOf = (terms: ReadonlyArray<Weighted>, sourceIds: ReadonlyArray<string>) =>
         sql`unnest(${terms.map((w) => w.term)}::text[], ${terms.map((w) => w.idf)}::float8[]) AS q (term, idf)
@@ -246,8 +235,18 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             * ${unit}::float8) + 1) / ${unit}::float8`
         ).reduce((sum, term) => sql`${sum} + ${term}`, sql`0::float8`)
 
+      interface Completed {
+        readonly id: string
+        readonly score: number
+        /** Postings looked up by chunk. */
+        readonly lookups: number
+        /** Search can return it (ready document, active version). */
+        readonly visible: boolean
+      }
+
       /**
-       * The chunks `x` (id, partial score, length), their scores completed with the `looked` terms, best first.
+       * The best `fetch` of the chunks `x` (id, partial score, length), their scores completed with the `looked`
+       * terms, best first.
        * MaxScore's lookups: the terms in turn, largest bound first, each joined only to the chunks that can still
        * reach `atLeast` with what the remaining terms could add (by index probes per chunk, or by reading the
        * term's postings where the planner finds that cheaper for many chunks).
@@ -274,11 +273,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
         const lookups = looked.map((_, i) => sql`(SELECT count(*) FROM ${sql(`s${i}`)})`)
           .reduce((sum, count) => sql`${sum} + ${count}`, sql`0`)
+        // Whether search can return the chunk (ready document, active version) is read for the best `fetch` alone.
         return sql`WITH ${sql.csv(steps)}
-          SELECT x.id, x.partial::float8 AS score, (${lookups})::int AS lookups
-          FROM ${sql(`s${looked.length}`)} x
-          ORDER BY score DESC, x.id
-          LIMIT ${fetch}`
+          SELECT x.id, x.partial::float8 AS score, (${lookups})::int AS lookups, d.id IS NOT NULL AS visible
+          FROM (SELECT * FROM ${sql(`s${looked.length}`)} ORDER BY partial DESC, id LIMIT ${fetch}) x
+          JOIN chunks c ON c.id = x.id
+          LEFT JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
+          ORDER BY score DESC, x.id`
       }
 
       /**
@@ -301,10 +302,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           GROUP BY p.chunk_id)`
         let fetch = Math.max(limit * 2, 100)
         for (;;) {
-          const scored = yield* sql<{ id: string; score: number; lookups: number }>`${
-            completed(candidates, sourceIds, looked, atLeast, scoring, fetch)
-          }`.pipe(Effect.orDie)
-          const hits = yield* visibleOf(scored)
+          const scored = yield* sql<Completed>`${completed(candidates, sourceIds, looked, atLeast, scoring, fetch)}`
+            .pipe(Effect.orDie)
+          const hits = scored.filter((row) => row.visible)
           if (hits.length >= limit || scored.length < fetch) {
             return { hits: hits.slice(0, limit), lookups: scored[0]?.lookups ?? 0 }
           }
@@ -334,10 +334,10 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const atLeast = best.length < limit ? 0 : best[limit - 1]!.partial
         const chunks = sql`(SELECT * FROM unnest(${best.map((row) => row.id)}::text[],
           ${best.map((row) => row.partial)}::float8[], ${best.map((row) => row.len)}::int[]) AS x (id, partial, len))`
-        const scored = yield* sql<{ id: string; score: number; lookups: number }>`${
-          completed(chunks, sourceIds, others, atLeast, scoring, fetch)
-        }`.pipe(Effect.orDie)
-        const scores = (yield* visibleOf(scored)).map((row) => row.score).sort((a, b) => b - a)
+        const scored = yield* sql<Completed>`${completed(chunks, sourceIds, others, atLeast, scoring, fetch)}`.pipe(
+          Effect.orDie
+        )
+        const scores = scored.filter((row) => row.visible).map((row) => row.score)
         const floor = scores.length < limit ? 0 : scores[limit - 1]!
         return { floor, lookups: scored[0]?.lookups ?? 0 }
       })
