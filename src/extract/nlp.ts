@@ -17,6 +17,11 @@ const ascii = /^[\x00-\x7f]*$/
 /** Enough for compromise's own patterns and the rules'; patterns built from the text are not kept past it. */
 const maxPatterns = 20_000
 const parsed = new Map<string, ReadonlyArray<Token>>()
+/** Options without keys are no options (and need no JSON text for the key). */
+const isEmpty = (options: unknown) => {
+  for (const _ in options as object) return false
+  return true
+}
 
 nlp.plugin({
   methods: {
@@ -24,17 +29,23 @@ nlp.plugin({
       // Its table maps no ASCII character to another one.
       killUnicode: (text: string, world: World) =>
         typeof text === "string" && ascii.test(text) ? text : killUnicode(text, world),
-      // Some callers mark the first or last token of what they get (start/end), so each gets its own tokens.
+      // Its callers change no token but the first or last (growLeft, growRight and join mark them start/end), so
+      // each call gets a fresh array whose first and last tokens are its own.
       parseMatch: (pattern: unknown, options: unknown, world: World) => {
         if (typeof pattern !== "string") return parseMatch(pattern, options, world)
-        const key = `${JSON.stringify(options ?? {})}\u0000${pattern}`
+        const key = options === undefined || options === null || isEmpty(options)
+          ? `\u0000${pattern}`
+          : `${JSON.stringify(options)}\u0000${pattern}`
         let tokens = parsed.get(key)
         if (tokens === undefined) {
           tokens = parseMatch(pattern, options, world)
           if (parsed.size < maxPatterns) parsed.set(key, tokens)
           else return tokens
         }
-        return tokens.map((token) => ({ ...token }))
+        const own = tokens.slice()
+        if (own.length > 0) own[0] = { ...own[0] }
+        if (own.length > 1) own[own.length - 1] = { ...own[own.length - 1] }
+        return own
       }
     }
   }

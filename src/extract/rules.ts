@@ -122,15 +122,19 @@ const lemmaOf = (infinitive: string) => {
 /** json() options that leave out the text and terms, which are not read. */
 const offsetOnly = { offset: true, text: false, terms: false } as unknown as { readonly offset: true }
 
-/** What compromise reads of a sentence's verbs: the costliest part of parsing (its subject finder above all). */
+/**
+ * What compromise reads of a sentence's verbs. A verb's subject, the costliest part (compromise's subject finder
+ * reads the clauses and nouns of everything before the verb), is found when first asked for: only the verbs that
+ * open a clause, or a sentence with a description ("the company"), need it.
+ */
 const verbsOf = (view: Document, base: number): Array<Verb> => {
   const verbs: Array<Verb> = []
   view.verbs().forEach((oneVerb) => {
     const verbView = oneVerb as ReturnType<Document["verbs"]>
     const verb = (verbView.json(offsetOnly) as ReadonlyArray<VerbJson>)[0]
     if (verb === undefined) return
-    const subject = (verbView.subjects().json(offsetOnly) as ReadonlyArray<MatchJson>)[0]
     const grammar = verb.verb.grammar
+    let subject: Verb["subject"] | undefined
     verbs.push({
       lemma: lemmaOf(verb.verb.infinitive ?? ""),
       start: base + verb.offset.start,
@@ -139,9 +143,15 @@ const verbsOf = (view: Document, base: number): Array<Verb> => {
       tense: tenseOf(grammar.form ?? "", grammar.tense ?? ""),
       negative: verb.verb.negative,
       nonFinite: grammar.isInfinitive || grammar.form === "gerund" || grammar.form === "infinitive",
-      subject: subject === undefined
-        ? null
-        : { start: base + subject.offset.start, end: base + subject.offset.start + subject.offset.length }
+      get subject() {
+        if (subject === undefined) {
+          const found = (verbView.subjects().json(offsetOnly) as ReadonlyArray<MatchJson>)[0]
+          subject = found === undefined
+            ? null
+            : { start: base + found.offset.start, end: base + found.offset.start + found.offset.length }
+        }
+        return subject
+      }
     })
   })
   return verbs
