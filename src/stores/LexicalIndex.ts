@@ -14,6 +14,9 @@ const termsPerStatement = 1000
  */
 const defaultSeedPostings = 2000
 
+/** What looking up one posting by chunk costs, in postings read in order. */
+const probeCost = 4
+
 /** Scores are counted in whole units of 2^-30 (see `contribution`). */
 const unit = 2 ** 30
 
@@ -32,6 +35,8 @@ export interface ScanOptions {
   readonly exhaustive?: boolean
   /** The rarest terms' postings that seed the floor; ten times as many in all are read whole. */
   readonly seedPostings?: number
+  /** Prune also where it would not pay (tests: the pruned path on small corpora). */
+  readonly always?: boolean
 }
 
 export interface LexicalScan {
@@ -347,7 +352,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         sourceIds: ReadonlyArray<string>,
         limit: number,
         parameters: Bm25Parameters,
-        { exhaustive = false, seedPostings = defaultSeedPostings }: ScanOptions = {}
+        { always = false, exhaustive = false, seedPostings = defaultSeedPostings }: ScanOptions = {}
       ) {
         if (sourceIds.length === 0 || limit <= 0) return { hits: [], postingsRead: 0, postingsTotal: 0 }
         const weighted = yield* queryTerms(query, sourceIds, parameters)
@@ -357,7 +362,10 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           rows.map((row) => ({ chunkId: row.id, score: row.score }))
         // Up to ten times the seed's postings in all, they are simply all read: pruning would not pay.
         const scoring = { ...parameters, avgdl: weighted[0]!.avgdl }
-        if (exhaustive || postingsTotal <= seedPostings * 10 || weighted.length === 1) {
+        // So are queries whose rarest term alone has more postings than the seed may read: no cheap floor.
+        const rarest = Math.min(...weighted.map((term) => term.df))
+        const wouldNotPay = postingsTotal <= seedPostings * 10 || rarest > seedPostings
+        if (exhaustive || weighted.length === 1 || (wouldNotPay && !always)) {
           const { hits } = yield* scoreTop(weighted, [], 0, sourceIds, limit, scoring)
           return { hits: toHits(hits), postingsRead: postingsTotal, postingsTotal }
         }
@@ -381,8 +389,17 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           skipped--
         }
         const scanned = weighted.slice(0, skipped)
-        const final = yield* scoreTop(scanned, weighted.slice(skipped), floor, sourceIds, limit, scoring)
-        const postingsRead = seedRead + seed.lookups + scanned.reduce((sum, term) => sum + term.df, 0) + final.lookups
+        const looked = weighted.slice(skipped)
+        // Each chunk of the scanned terms' postings may need each skipped term looked up: when that could cost more
+        // than reading the skipped terms' postings (a probe costs several reads), everything is read instead.
+        const scannedPostings = scanned.reduce((sum, term) => sum + term.df, 0)
+        const lookedPostings = postingsTotal - scannedPostings
+        if (scannedPostings * looked.length * probeCost > lookedPostings && !always) {
+          const { hits } = yield* scoreTop(weighted, [], floor, sourceIds, limit, scoring)
+          return { hits: toHits(hits), postingsRead: seedRead + seed.lookups + postingsTotal, postingsTotal }
+        }
+        const final = yield* scoreTop(scanned, looked, floor, sourceIds, limit, scoring)
+        const postingsRead = seedRead + seed.lookups + scannedPostings + final.lookups
         return { hits: toHits(final.hits), postingsRead, postingsTotal }
       })
 

@@ -81,14 +81,15 @@ const comparePrunedToExhaustive = (
     let read = 0
     let total = 0
     let pruned = 0
-    for (let q = 0; q < 25; q++) {
+    for (let q = 0; q < 20; q++) {
       const query = queryText(random, word)
       for (const sourceIds of selections) {
         for (const limit of [1, 3, 10, 40]) {
           const reference: LexicalScan = yield* lexical.scan(query, sourceIds, limit, parameters, { exhaustive: true })
-          for (const seedPostings of [1, 40]) {
-            const scan = yield* lexical.scan(query, sourceIds, limit, parameters, { seedPostings })
-            const context = `query "${query}", ${sourceIds.length} source(s), k ${limit}, seed ${seedPostings}`
+          // The pruned path everywhere (`always`), and where search itself would choose it.
+          for (const options of [{ seedPostings: 1, always: true }, { seedPostings: 40, always: true }, { seedPostings: 40 }]) {
+            const scan = yield* lexical.scan(query, sourceIds, limit, parameters, options)
+            const context = `query "${query}", ${sourceIds.length} source(s), k ${limit}, ${JSON.stringify(options)}`
             assert.deepStrictEqual(scan.hits, reference.hits, context)
             assert.strictEqual(scan.postingsTotal, reference.postingsTotal)
             read += scan.postingsRead
