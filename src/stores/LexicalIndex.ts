@@ -172,9 +172,11 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
       }, Effect.orDie)
 
-      /** BM25's parameters and the searched sources' average chunk length. */
+      /** BM25's parameters and the searched sources' average chunk length, for one query. */
       interface Scoring extends Bm25Parameters {
         readonly avgdl: number
+        /** Count the postings looked up (a measurement: `scan` reports them, `search` needs no count). */
+        readonly counted: boolean
       }
 
       /** One query term: its IDF over the searched sources, its postings there, and the most it adds to a score. */
@@ -197,8 +199,24 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           / (p.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * p.len / ${avgdl}::float8))
           * ${unit}::float8) / ${unit}::float8`
 
+      /**
+       * The most a term of this `idf` adds to a chunk of length `len` when its frequency is at most `maxTf` (the
+       * weight grows with the frequency and shrinks with the length), rounded up to a whole unit and one more: never
+       * below `contribution` of such a posting.
+       */
+      const weightBound = (
+        { k1, b }: Bm25Parameters,
+        avgdl: Statement.Fragment,
+        idf: Statement.Fragment,
+        maxTf: Statement.Fragment,
+        len: Statement.Fragment
+      ) =>
+        sql`((ceil(${idf} * (${maxTf} * ${k1}::float8 + ${maxTf})
+          / (${maxTf} + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * ${len} / ${avgdl}))
+          * ${unit}::float8) + 1) / ${unit}::float8)`
+
       /** The query's terms found in the sources, with IDF, postings and bound there, largest bound first. */
-      const queryTerms = (query: string, sourceIds: ReadonlyArray<string>, { k1, b }: Bm25Parameters) =>
+      const queryTerms = (query: string, sourceIds: ReadonlyArray<string>, parameters: Bm25Parameters) =>
         sql<Weighted & { readonly avgdl: number }>`
           WITH terms AS (
             SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
@@ -218,9 +236,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             HAVING sum(l.df) > 0
           )
           SELECT term, idf, df, avgdl, max_tf AS "maxTf",
-            ((ceil(idf * (max_tf * ${k1}::float8 + max_tf)
-              / (max_tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * min_len / avgdl))
-              * ${unit}::float8) + 1) / ${unit}::float8)::float8 AS bound
+            ${weightBound(parameters, sql`avgdl`, sql`idf`, sql`max_tf`, sql`min_len`)}::float8 AS bound
           FROM weighted
           ORDER BY bound DESC, term`.pipe(Effect.orDie)
 
@@ -231,19 +247,23 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
 
       /**
        * The most the `terms` can add to a chunk of length `<alias>.len`: per chunk, tighter than their bounds over
-       * every chunk (a term's weight grows with its frequency, at most `maxTf`, and shrinks with the length).
+       * every chunk.
        */
-      const boundFor = (terms: ReadonlyArray<Weighted>, { k1, b, avgdl }: Scoring, alias: string) =>
+      const boundFor = (terms: ReadonlyArray<Weighted>, scoring: Scoring, alias: string) =>
         terms.map((w) =>
-          sql`(ceil(${w.idf}::float8 * (${w.maxTf}::float8 * ${k1}::float8 + ${w.maxTf}::float8)
-            / (${w.maxTf}::float8 + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * ${sql(alias)}.len / ${avgdl}::float8))
-            * ${unit}::float8) + 1) / ${unit}::float8`
+          weightBound(
+            scoring,
+            sql`${scoring.avgdl}::float8`,
+            sql`${w.idf}::float8`,
+            sql`${w.maxTf}::float8`,
+            sql`${sql(alias)}.len`
+          )
         ).reduce((sum, term) => sql`${sum} + ${term}`, sql`0::float8`)
 
       interface Completed {
         readonly id: string
         readonly score: number
-        /** Postings looked up by chunk. */
+        /** Postings looked up by chunk (0 unless counted). */
         readonly lookups: number
         /** Search can return it (ready document, active version). */
         readonly visible: boolean
@@ -264,10 +284,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         scoring: Scoring,
         fetch: number
       ) => {
-        const steps = [sql`s0 AS (
+        // Every step but the last is materialized once, whether or not its rows are counted, so counting does not
+        // change the plan.
+        const step = (i: number) => i < looked.length ? sql`${sql(`s${i}`)} AS MATERIALIZED` : sql`${sql(`s${i}`)} AS`
+        const steps = [sql`${step(0)} (
           SELECT x.id, x.partial, x.len FROM ${x} x WHERE x.partial + ${boundFor(looked, scoring, "x")} >= ${atLeast}::float8)`]
         for (const [i, term] of looked.entries()) {
-          steps.push(sql`${sql(`s${i + 1}`)} AS (
+          steps.push(sql`${step(i + 1)} (
             SELECT * FROM (
               SELECT x.id, x.partial + coalesce(${contribution(scoring)}, 0) AS partial, x.len
               FROM ${sql(`s${i}`)} x CROSS JOIN (SELECT ${term.idf}::float8 AS idf) q
@@ -276,8 +299,10 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             ) y
             WHERE y.partial + ${boundFor(looked.slice(i + 1), scoring, "y")} >= ${atLeast}::float8)`)
         }
-        const lookups = looked.map((_, i) => sql`(SELECT count(*) FROM ${sql(`s${i}`)})`)
-          .reduce((sum, count) => sql`${sum} + ${count}`, sql`0`)
+        const lookups = scoring.counted
+          ? looked.map((_, i) => sql`(SELECT count(*) FROM ${sql(`s${i}`)})`)
+            .reduce((sum, count) => sql`${sum} + ${count}`, sql`0`)
+          : sql`0`
         // Whether search can return the chunk (ready document, active version) is read for the best `fetch` alone.
         return sql`WITH ${sql.csv(steps)}
           SELECT x.id, x.partial::float8 AS score, (${lookups})::int AS lookups, d.id IS NOT NULL AS visible
@@ -347,12 +372,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         return { floor, lookups: scored[0]?.lookups ?? 0 }
       })
 
-      const scan = Effect.fn("LexicalIndex.scan")(function*(
+      const rank = Effect.fnUntraced(function*(
         query: string,
         sourceIds: ReadonlyArray<string>,
         limit: number,
         parameters: Bm25Parameters,
-        { always = false, exhaustive = false, seedPostings = defaultSeedPostings }: ScanOptions = {}
+        { always = false, exhaustive = false, seedPostings = defaultSeedPostings }: ScanOptions,
+        counted: boolean
       ) {
         if (sourceIds.length === 0 || limit <= 0) return { hits: [], postingsRead: 0, postingsTotal: 0 }
         const weighted = yield* queryTerms(query, sourceIds, parameters)
@@ -360,9 +386,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const postingsTotal = weighted.reduce((sum, term) => sum + term.df, 0)
         const toHits = (rows: ReadonlyArray<{ id: string; score: number }>) =>
           rows.map((row) => ({ chunkId: row.id, score: row.score }))
-        // Up to ten times the seed's postings in all, they are simply all read: pruning would not pay.
-        const scoring = { ...parameters, avgdl: weighted[0]!.avgdl }
-        // So are queries whose rarest term alone has more postings than the seed may read: no cheap floor.
+        const scoring = { ...parameters, avgdl: weighted[0]!.avgdl, counted }
+        // Up to ten times the seed's postings in all, they are simply all read: pruning would not pay. So are
+        // queries whose rarest term alone has more postings than the seed may read: no cheap floor.
         const rarest = Math.min(...weighted.map((term) => term.df))
         const wouldNotPay = postingsTotal <= seedPostings * 10 || rarest > seedPostings
         if (exhaustive || weighted.length === 1 || (wouldNotPay && !always)) {
@@ -380,7 +406,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           seedCount++
         }
         const seed = yield* floorOf(weighted.slice(0, seedCount), weighted.slice(seedCount), sourceIds, limit, scoring)
-        const floor = seed.floor
+        const { floor } = seed
         // weighted is by bound, largest first: skip the longest tail whose bounds sum below the floor.
         let skipped = weighted.length
         let skippedBound = 0
@@ -403,13 +429,23 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         return { hits: toHits(final.hits), postingsRead, postingsTotal }
       })
 
+      const scan = Effect.fn("LexicalIndex.scan")(function*(
+        query: string,
+        sourceIds: ReadonlyArray<string>,
+        limit: number,
+        parameters: Bm25Parameters,
+        options: ScanOptions = {}
+      ) {
+        return yield* rank(query, sourceIds, limit, parameters, options, true)
+      })
+
       const search = Effect.fn("LexicalIndex.search")(function*(
         query: string,
         sourceIds: ReadonlyArray<string>,
         limit: number,
         parameters: Bm25Parameters
       ) {
-        return (yield* scan(query, sourceIds, limit, parameters)).hits
+        return (yield* rank(query, sourceIds, limit, parameters, {}, false)).hits
       })
 
       return LexicalIndex.of({ count, measure, search, scan })
