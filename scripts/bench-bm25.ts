@@ -12,7 +12,17 @@ import { Context, Effect, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { LexicalIndex } from "../src/stores/LexicalIndex.ts"
-import { argument, call, machine, percentile, pool, startInstance, waitForSource } from "./lib/instance.ts"
+import {
+  argument,
+  call,
+  machine,
+  percentile,
+  pool,
+  readJsonl,
+  startInstance,
+  waitForSource
+} from "./lib/instance.ts"
+import { mulberry32 } from "./lib/onnx.ts"
 import { syntheticDocument, syntheticQuery } from "./lib/synthetic.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -21,18 +31,6 @@ const copies = Number(argument("copies") ?? 1)
 const targetChunks = Number(argument("chunks") ?? 100_000)
 const k = Number(argument("k") ?? 10)
 const parameters = { k1: 1.2, b: 0.75 }
-
-const readJsonl = (file: string) =>
-  Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line))
-
-/** A deterministic pseudo-random generator (mulberry32), so every run builds the same copies. */
-const random = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) >>> 0
-  let t = seed
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 /** The documents to ingest (title, text) and the queries to run. */
 const workload = (): { documents: Array<{ title: string; text: string }>; queries: Array<string> } => {
@@ -57,7 +55,7 @@ const workload = (): { documents: Array<{ title: string; text: string }>; querie
   const documents: Array<{ title: string; text: string }> = []
   const perDocument = 20
   for (let copy = 0; copy < copies; copy++) {
-    const next = random(copy + 1)
+    const next = mulberry32(copy + 1)
     const vary = (text: string) =>
       copy === 0 ? text : text.split(" ").map((word) => next() < 0.05 ? words[Math.floor(next() * words.length)]! : word).join(" ")
     for (let i = 0; i < corpus.length; i += perDocument) {

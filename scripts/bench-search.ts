@@ -11,7 +11,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { LexicalIndex } from "../src/stores/LexicalIndex.ts"
 import { Retriever } from "../src/services/Retriever.ts"
-import { argument, call, machine, percentile, pool, startInstance, waitForSource } from "./lib/instance.ts"
+import { argument, call, machine, percentile, pool, startInstance, timed, waitForSource } from "./lib/instance.ts"
 import { syntheticDocument, syntheticQuery } from "./lib/synthetic.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -19,12 +19,6 @@ const targetChunks = Number(argument("chunks") ?? 100_000)
 const queryCount = Number(argument("queries") ?? 200)
 const modelDir = Path.resolve(argument("model-dir") ?? Path.join(root, "../shared/models/_fixtures/tiny-random-bert"))
 const chunksPerDocument = 200
-
-const timed = async <A>(work: () => Promise<A>) => {
-  const started = performance.now()
-  await work()
-  return performance.now() - started
-}
 
 const program = Effect.gen(function*() {
   const instance = yield* startInstance({

@@ -14,7 +14,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import type { Strategy } from "../src/domain/Search.ts"
 import type { UserId } from "../src/domain/User.ts"
-import { argument, call, machine, percentile, pool, startInstance, waitForSource } from "./lib/instance.ts"
+import { argument, call, machine, percentile, pool, readJsonl, startInstance, timed, waitForSource } from "./lib/instance.ts"
 import { mean, mrrAt, ndcgAt, recallAt } from "./lib/metrics.ts"
 
 const datasetDir = argument("dataset")
@@ -27,9 +27,6 @@ const modelDir = argument("model-dir")
 const noDense = argument("no-dense") !== undefined || modelDir === undefined
 const limitQueries = Number(argument("limit-queries") ?? Infinity)
 const rerankModelDir = argument("rerank-model-dir")
-
-const readJsonl = (file: string) =>
-  Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line))
 
 const corpus: Array<{ _id: string; title?: string; text: string }> = readJsonl(Path.join(datasetDir, "corpus.jsonl"))
 const queries = new Map<string, string>(
@@ -149,11 +146,6 @@ const program = Effect.gen(function*() {
    */
   const http = yield* Effect.promise(async () => {
     const times = { health: [] as Array<number>, lexical: [] as Array<number>, multi: [] as Array<number> }
-    const timed = async (work: () => Promise<unknown>) => {
-      const t0 = performance.now()
-      await work()
-      return performance.now() - t0
-    }
     for (const queryId of evaluated) {
       const query = queries.get(queryId)!
       times.health.push(await timed(() => fetch(`${url}/api/v1/system/health`).then((response) => response.arrayBuffer())))

@@ -101,6 +101,17 @@ export const waitForSource = async (url: string, token: string, sourceId: string
   }
 }
 
+/** Milliseconds `work` takes. */
+export const timed = async (work: () => Promise<unknown>) => {
+  const started = performance.now()
+  await work()
+  return performance.now() - started
+}
+
+/** The records of a JSON Lines file (a BEIR corpus or query file). */
+export const readJsonl = (file: string) =>
+  Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line))
+
 export const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
