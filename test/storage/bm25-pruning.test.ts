@@ -1,21 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import { mulberry32 } from "../../scripts/lib/onnx.ts"
 import type { EngramSettings } from "../../src/config.ts"
 import { LexicalIndex, type LexicalScan } from "../../src/stores/LexicalIndex.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshSettings, serverLayer, TestServer } from "../support/server.ts"
 
-/** A small deterministic generator (mulberry32), so a failing corpus can be rebuilt from its seed. */
+/** A seeded generator, so a failing corpus can be rebuilt from its seed. */
 const generator = (seed: number) => {
-  let state = seed >>> 0
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const next = mulberry32(seed)
   return { next, below: (n: number) => Math.floor(next() * n) }
 }
 
