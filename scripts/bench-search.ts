@@ -2,8 +2,9 @@
  * Search benchmark over a synthetic corpus (default 100,000 chunks) ingested through the pipeline:
  * p50/p95 of POST /api/v1/search (strategy multi, top_k 10) at concurrency 1 and 8, against the bare work the
  * same request needs — the query embedding plus the SQL of the vector and BM25 lists — timed alone in the
- * same run; GET /system/health is asked every 20 ms during the concurrency-8 phase (p50, p99, max). Embedded PGlite by default; PostgreSQL with DATABASE_URL. Event extraction is off unless --extract is
- * given: the synthetic words name nothing, and the graph list has its own evaluation (npm run eval:graph).
+ * same run; GET /system/health is asked every 20 ms during the concurrency-8 phase (p50, p99, max). Embedded
+ * PGlite by default; PostgreSQL with DATABASE_URL. Event extraction is off unless --extract is given: the
+ * synthetic words name nothing, and the graph list has its own evaluation (npm run eval:graph).
  *   npm run bench:search -- [--chunks 100000] [--queries 200] [--model-dir DIR] [--extract]
  */
 import { Context, Effect, Option } from "effect"
