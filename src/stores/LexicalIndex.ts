@@ -14,6 +14,12 @@ const termsPerStatement = 1000
  */
 const defaultSeedPostings = 2000
 
+/**
+ * At most this many terms are looked up by chunk, one statement step each (each step repeats the bounds of the
+ * terms after it): a long query's other terms are read whole instead, so the statement stays small.
+ */
+const maxLookedUp = 16
+
 /** What looking up one posting by chunk costs, in postings read in order. */
 const probeCost = 4
 
@@ -288,7 +294,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // change the plan.
         const step = (i: number) => i < looked.length ? sql`${sql(`s${i}`)} AS MATERIALIZED` : sql`${sql(`s${i}`)} AS`
         const steps = [sql`${step(0)} (
-          SELECT x.id, x.partial, x.len FROM ${x} x WHERE x.partial + ${boundFor(looked, scoring, "x")} >= ${atLeast}::float8)`]
+          SELECT x.id, x.partial, x.len FROM ${x} x
+          WHERE x.partial + ${boundFor(looked, scoring, "x")} >= ${atLeast}::float8)`]
         for (const [i, term] of looked.entries()) {
           steps.push(sql`${step(i + 1)} (
             SELECT * FROM (
@@ -360,11 +367,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           GROUP BY p.chunk_id
           ORDER BY partial DESC, p.chunk_id
           LIMIT ${fetch}`.pipe(Effect.orDie)
-        // Partial scores are lower bounds too: a chunk that cannot reach the k-th best of them is not looked up.
+        // Partial scores are lower bounds too: a chunk that cannot reach the k-th best of them is not looked up. With
+        // too many other terms to look up, the partial scores alone give the floor (lower, still safe).
         const atLeast = best.length < limit ? 0 : best[limit - 1]!.partial
+        const looked = others.length <= maxLookedUp ? others : []
         const chunks = sql`(SELECT * FROM unnest(${best.map((row) => row.id)}::text[],
           ${best.map((row) => row.partial)}::float8[], ${best.map((row) => row.len)}::int[]) AS x (id, partial, len))`
-        const scored = yield* sql<Completed>`${completed(chunks, sourceIds, others, atLeast, scoring, fetch)}`.pipe(
+        const scored = yield* sql<Completed>`${completed(chunks, sourceIds, looked, atLeast, scoring, fetch)}`.pipe(
           Effect.orDie
         )
         const scores = scored.filter((row) => row.visible).map((row) => row.score)
@@ -407,10 +416,14 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
         const seed = yield* floorOf(weighted.slice(0, seedCount), weighted.slice(seedCount), sourceIds, limit, scoring)
         const { floor } = seed
-        // weighted is by bound, largest first: skip the longest tail whose bounds sum below the floor.
+        // weighted is by bound, largest first: skip the longest tail (up to maxLookedUp terms) whose bounds sum
+        // below the floor.
         let skipped = weighted.length
         let skippedBound = 0
-        while (skipped > 1 && skippedBound + weighted[skipped - 1]!.bound < floor) {
+        while (
+          skipped > 1 && weighted.length - skipped < maxLookedUp &&
+          skippedBound + weighted[skipped - 1]!.bound < floor
+        ) {
           skippedBound += weighted[skipped - 1]!.bound
           skipped--
         }

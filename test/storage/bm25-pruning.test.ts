@@ -173,4 +173,35 @@ describe("exact pruned BM25", () => {
         }).pipe(Effect.scoped), 600_000)
     }
   }
+
+  for (const engine of engines) {
+    it.live(`a query of hundreds of distinct words is pruned exactly, in a statement of bounded size (${engine})`, () =>
+      Effect.gen(function*() {
+        const settings = yield* freshSettings(engine, { embedModel: "none", extractor: "off" })
+        yield* onServer(settings, (url, lexical) =>
+          Effect.gen(function*() {
+            const token = yield* login(url, "Long query")
+            const sourceId = yield* createSource(url, token)
+            // 300 words that stem to themselves, each in a few of the documents, so every one is a query term.
+            const words = Array.from({ length: 300 }, (_, i) => `zq${i.toString(36)}x`)
+            const ids: Array<string> = []
+            for (let d = 0; d < 12; d++) {
+              const text = words.filter((_, i) => (i + d) % 4 === 0 || i % 7 === d % 7).join(" ")
+              const reply = yield* ingestText(url, token, sourceId, `long ${d}`, text)
+              assert.strictEqual(reply.status, 202, reply.text)
+              ids.push(reply.body.id)
+            }
+            for (const id of ids) yield* waitForDocument(url, token, sourceId, id)
+            // The whole query: more than 4,000 characters would be refused by the API; this is under it.
+            const query = words.join(" ")
+            assert.isBelow(query.length, 4000)
+            const reference = yield* lexical.scan(query, [sourceId], 10, parameters, { exhaustive: true })
+            assert.strictEqual(reference.hits.length, 10)
+            for (const seedPostings of [1, 40]) {
+              const scan = yield* lexical.scan(query, [sourceId], 10, parameters, { seedPostings, always: true })
+              assert.deepStrictEqual(scan.hits, reference.hits)
+            }
+          }))
+      }).pipe(Effect.scoped), 600_000)
+  }
 })
