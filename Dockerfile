@@ -1,10 +1,11 @@
 # Engram service image. Node 24 comes from the `node` devDependency like everywhere else, so the base only needs npm.
 FROM node:24-bookworm-slim
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY package.json package-lock.json .npmrc tsconfig.json ./
 COPY src ./src
+# npm ci's postinstall makes the template for new databases from the migrations in src (a first start skips initdb).
+COPY scripts/prepare-runtime.ts ./scripts/
+RUN npm ci --no-audit --no-fund
 # Every interface inside the container (the published port decides who reaches it); the default elsewhere is
 # 127.0.0.1 while name-only login is on.
 ENV ENGRAM_DATA_DIR=/data \

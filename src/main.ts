@@ -1,57 +1,10 @@
-import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Config, Effect, Exit, Layer, Runtime, Schema, SchemaIssue } from "effect"
-import { HttpServer } from "effect/http"
-import { EngramConfig } from "./config.ts"
-import { HttpServerLive } from "./http/Startup.ts"
-import { LoggingLive } from "./logging.ts"
-import { ServerLive } from "./server.ts"
-import { TracingLive } from "./observability/Tracing.ts"
+/**
+ * The service's entry: Node's compile cache first, so that later starts reuse the compiled modules (about a third of
+ * the time to load them; `NODE_COMPILE_CACHE` names its directory, Node's default is in the temp directory), then
+ * the layer tree and its launch (src/launch.ts).
+ */
+import { enableCompileCache } from "node:module"
 
-const ListeningLog = Layer.effectDiscard(Effect.gen(function*() {
-  const { role } = yield* EngramConfig
-  yield* HttpServer.addressFormattedWith((address) => Effect.logInfo("engram listening").pipe(
-    Effect.annotateLogs(role === "worker" ? { address, role } : { address, role, docs: `${address}/docs` })
-  ))
-}))
-
-const Main = ListeningLog.pipe(
-  Layer.provideMerge(ServerLive),
-  Layer.provide(HttpServerLive),
-  Layer.provide(LoggingLive),
-  Layer.provide(EngramConfig.layer),
-  Layer.provide(TracingLive)
-)
-
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
-/** Start-up failures are explained in one line naming the setting, never with a stack trace. */
-const describeStartupFailure = (error: unknown): string => {
-  if (error instanceof Config.ConfigError && Schema.isSchemaError(error.cause)) {
-    const issues = formatIssues(error.cause.issue).issues
-    return "Invalid configuration: " + issues.map((issue) =>
-      `${(issue.path ?? []).map(String).join(".")} ${issue.message}`
-    ).join("; ")
-  }
-  if (error instanceof Error) {
-    if (error.message !== "") return error.message
-    const cause = (error as { cause?: unknown }).cause
-    // An error without a message of its own (a driver's or the platform's) is named by its tag and cause.
-    const name = (error as { _tag?: string })._tag ?? error.name
-    return cause === undefined ? `${name} (no detail)` : `${name}: ${describeStartupFailure(cause)}`
-  }
-  return String(error)
-}
-
-/** SIGTERM/SIGINT interrupt the program: after a clean shutdown that is success (exit code 0). */
-const teardown: Runtime.Teardown = (exit, onExit) =>
-  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
-
-Layer.launch(Main).pipe(
-  Effect.catch((error) =>
-    Effect.sync(() => {
-      process.stderr.write(`engram: ${describeStartupFailure(error)}\n`)
-      process.exitCode = 1
-    })
-  ),
-  NodeRuntime.runMain({ teardown })
-)
+enableCompileCache()
+// Not awaited: the single binary loads this module with require(), which takes no top-level await.
+void import("./launch.ts")

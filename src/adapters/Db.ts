@@ -9,6 +9,7 @@ import { Worker } from "node:worker_threads"
 import { EngramConfig } from "../config.ts"
 import { createDirectory } from "../dataDir.ts"
 import { errorText } from "../errorText.ts"
+import { templatePath } from "./pgliteTemplate.ts"
 import { latestMigrationId, migrations, migrationsTable } from "../migrations/index.ts"
 import { workerScripts } from "../workers.ts"
 
@@ -85,16 +86,28 @@ const socketPathFor = (dir: string) => {
  */
 const maxMessageSize = 1024 ** 3
 
-/** Starts the embedded database's thread (src/adapters/databaseWorker.ts); resolves once it serves the socket. */
+/** This installation's template for new databases (src/adapters/pgliteTemplate.ts), where it can be named. */
+const templateFor = () => {
+  try {
+    return templatePath()
+  } catch {
+    return undefined // PGlite bundled (the single binary): no package to read the version of
+  }
+}
+
+/**
+ * Starts the embedded database's thread (src/adapters/databaseWorker.ts); resolves once it serves the socket, with
+ * why the template for new databases could not be used, if it could not.
+ */
 const startDatabaseThread = (dataDir: string, socketPath: string) =>
-  new Promise<Worker>((resolve, reject) => {
-    const worker = new Worker(workerScripts.database, { workerData: { dataDir, socketPath } })
+  new Promise<{ readonly worker: Worker; readonly templateFailed: string | undefined }>((resolve, reject) => {
+    const worker = new Worker(workerScripts.database, { workerData: { dataDir, socketPath, template: templateFor() } })
     const failed = (message: string) => {
       void worker.terminate()
       reject(new StartupError({ message }))
     }
-    worker.once("message", (message: { ready?: true; failed?: "open" | "serve"; message?: string }) => {
-      if (message.ready === true) return resolve(worker)
+    worker.once("message", (message: { ready?: true; templateFailed?: string; failed?: "open" | "serve"; message?: string }) => {
+      if (message.ready === true) return resolve({ worker, templateFailed: message.templateFailed })
       failed(
         message.failed === "serve"
           ? `Cannot serve the embedded database on the socket ${socketPath}: ${message.message}. ${writableDataDirHint}`
@@ -133,13 +146,17 @@ const embeddedClient = (dataDir: string) =>
     })
     yield* lockDataDir(dir)
     const socketPath = socketPathFor(dir)
-    yield* Effect.acquireRelease(
+    const { templateFailed } = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => startDatabaseThread(Path.join(dir, "pglite"), socketPath),
         catch: (error) => error instanceof StartupError ? error : new StartupError({ message: errorText(error) })
       }),
-      stopDatabaseThread
+      ({ worker }) => stopDatabaseThread(worker)
     )
+    if (templateFailed !== undefined) {
+      yield* Effect.logWarning("the template for new databases could not be used; the database was initialised " +
+        "without it (run `npm ci` again to remake it)").pipe(Effect.annotateLogs({ reason: templateFailed }))
+    }
     return yield* PgClient.make({
       path: socketPath,
       username: "postgres",

@@ -1,8 +1,11 @@
 /**
  * The embedded database's own thread: PGlite (with pgvector) opened on the data directory and served on a unix
  * socket, so that its queries never run on the service's thread and a long one cannot hold up other requests.
- * In: workerData {dataDir, socketPath}. Out: {ready: true} once serving, or {failed, message} (`failed` says
- * whether opening or serving failed). The message "close" stops serving and closes the database, then {closed}.
+ * In: workerData {dataDir, socketPath, template}: a new database (no directory yet, or an empty one) is a copy of the
+ * `template` directory (src/adapters/pgliteTemplate.ts) when that exists, else initialised by PGlite. Out: {ready: true,
+ * templateFailed?} once serving (`templateFailed`: why the template could not be used, the database was then
+ * initialised without it), or {failed, message} (`failed` says whether opening or serving failed). The message
+ * "close" stops serving and closes the database, then {closed}.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { vector } from "@electric-sql/pglite-pgvector"
@@ -11,11 +14,32 @@ import * as Fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
 import { errorText } from "../errorText.ts"
 
-const { dataDir, socketPath } = workerData as { readonly dataDir: string; readonly socketPath: string }
+const { dataDir, socketPath, template } = workerData as {
+  readonly dataDir: string
+  readonly socketPath: string
+  readonly template: string | undefined
+}
+
+const isNew = !Fs.existsSync(dataDir) || Fs.readdirSync(dataDir).length === 0
+
+/** Opens the database; a new one as a copy of the template if there is one, else (or if that fails) as PGlite makes it. */
+const open = async (): Promise<{ readonly db: PGlite; readonly templateFailed?: string }> => {
+  if (isNew && template !== undefined && Fs.existsSync(template)) {
+    try {
+      Fs.cpSync(template, dataDir, { recursive: true })
+      return { db: await PGlite.create({ dataDir, extensions: { vector } }) }
+    } catch (error) {
+      // What the copy left is no database: start again from an empty directory.
+      Fs.rmSync(dataDir, { recursive: true, force: true })
+      return { db: await PGlite.create({ dataDir, extensions: { vector } }), templateFailed: errorText(error) }
+    }
+  }
+  return { db: await PGlite.create({ dataDir, extensions: { vector } }) }
+}
 
 let step: "open" | "serve" = "open"
 try {
-  const db = await PGlite.create({ dataDir, extensions: { vector } })
+  const { db, templateFailed } = await open()
   step = "serve"
   Fs.rmSync(socketPath, { force: true })
   const server = new PGLiteSocketServer({ db, path: socketPath })
@@ -27,7 +51,7 @@ try {
       .then(() => db.close().catch(() => undefined))
       .then(() => parentPort!.postMessage({ closed: true }))
   })
-  parentPort!.postMessage({ ready: true })
+  parentPort!.postMessage({ ready: true, templateFailed })
 } catch (error) {
   parentPort!.postMessage({ failed: step, message: errorText(error) })
 }

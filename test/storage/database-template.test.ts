@@ -1,0 +1,60 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { Worker } from "node:worker_threads"
+import { templatePath } from "../../src/adapters/pgliteTemplate.ts"
+import { workerScripts } from "../../src/workers.ts"
+import { scratchDir, withServer, freshSettings } from "../support/server.ts"
+
+/** The cluster's identity, set once by initdb: equal in two databases only if one is a copy of the other's origin. */
+const systemIdentifier = Effect.gen(function*() {
+  const settings = yield* freshSettings("pglite")
+  return yield* withServer(settings, ({ sql }) =>
+    Effect.gen(function*() {
+      const [{ id }] = yield* sql<{ id: string }>`SELECT system_identifier::text AS id FROM pg_control_system()`
+      const [{ latest }] = yield* sql<{ latest: number }>`SELECT max(migration_id) AS latest FROM engram_migrations`
+      return { id, latest }
+    }))
+})
+
+/** Runs the embedded database's thread on `dataDir` with `template`; its first message, then it is closed. */
+const openWithTemplate = (dataDir: string, template: string) =>
+  Effect.promise(() =>
+    new Promise<{ ready?: true; templateFailed?: string; failed?: string }>((resolve) => {
+      const socketPath = Path.join(Path.dirname(dataDir), "s.sock")
+      const worker = new Worker(workerScripts.database, { workerData: { dataDir, socketPath, template } })
+      worker.once("message", (first) => {
+        worker.once("message", () => void worker.terminate().then(() => resolve(first)))
+        worker.postMessage("close")
+      })
+    })
+  )
+
+describe("new embedded databases", { timeout: 180_000 }, () => {
+  it.live("start as copies of the installation's template, migrated", () =>
+    Effect.gen(function*() {
+      assert.isTrue(Fs.existsSync(templatePath()), "the test suite's global set-up makes the template")
+      const first = yield* systemIdentifier
+      const second = yield* systemIdentifier
+      // initdb run in each directory would give each its own identifier.
+      assert.strictEqual(first.id, second.id)
+      assert.strictEqual(first.latest, second.latest)
+    }).pipe(Effect.scoped))
+
+  it.live("a template that cannot be used is reported and the database is made without it", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratchDir
+      const broken = Path.join(dir, "broken-template")
+      Fs.mkdirSync(broken)
+      Fs.writeFileSync(Path.join(broken, "PG_VERSION"), "9\n")
+      const dataDir = Path.join(dir, "pglite")
+      const message = yield* openWithTemplate(dataDir, broken)
+      assert.strictEqual(message.ready, true, JSON.stringify(message))
+      assert.isString(message.templateFailed)
+      // The database PGlite made in its place is whole: reopening it needs no template.
+      assert.notStrictEqual(Fs.readFileSync(Path.join(dataDir, "PG_VERSION"), "utf8").trim(), "9")
+      const reopened = yield* openWithTemplate(dataDir, broken)
+      assert.deepStrictEqual(reopened, { ready: true, templateFailed: undefined })
+    }).pipe(Effect.scoped))
+})
