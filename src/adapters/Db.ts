@@ -106,7 +106,8 @@ const startDatabaseThread = (dataDir: string, socketPath: string) =>
       void worker.terminate()
       reject(new StartupError({ message }))
     }
-    worker.once("message", (message: { ready?: true; templateFailed?: string; failed?: "open" | "serve"; message?: string }) => {
+    type Message = { ready?: true; templateFailed?: string; failed?: "open" | "serve"; message?: string }
+    worker.once("message", (message: Message) => {
       if (message.ready === true) return resolve({ worker, templateFailed: message.templateFailed })
       failed(
         message.failed === "serve"

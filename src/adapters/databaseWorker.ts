@@ -22,11 +22,20 @@ const { dataDir, socketPath, template } = workerData as {
 
 const isNew = !Fs.existsSync(dataDir) || Fs.readdirSync(dataDir).length === 0
 
+/** Copies the template beside the data directory, then renames it into place: a start killed meanwhile left no half database. */
+const copyTemplate = (template: string) => {
+  const staging = `${dataDir}.copying`
+  Fs.rmSync(staging, { recursive: true, force: true })
+  Fs.cpSync(template, staging, { recursive: true })
+  Fs.rmSync(dataDir, { recursive: true, force: true })
+  Fs.renameSync(staging, dataDir)
+}
+
 /** Opens the database; a new one as a copy of the template if there is one, else (or if that fails) as PGlite makes it. */
 const open = async (): Promise<{ readonly db: PGlite; readonly templateFailed?: string }> => {
   if (isNew && template !== undefined && Fs.existsSync(template)) {
     try {
-      Fs.cpSync(template, dataDir, { recursive: true })
+      copyTemplate(template)
       return { db: await PGlite.create({ dataDir, extensions: { vector } }) }
     } catch (error) {
       // What the copy left is no database: start again from an empty directory.
