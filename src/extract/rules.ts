@@ -15,16 +15,13 @@ import type {
   ParticipantRole,
   TimeValue
 } from "./Extraction.ts"
+import { type Span, spanOffsets, subjectFinder, type TaggedTerm } from "./subjects.ts"
 import { normalizeName, organizationAcronyms, shortFormFits, withoutCorporateSuffix } from "./resolve.ts"
 
 const maxStatement = 300
 
 /** A term as compromise holds it (its offset once computed). */
-interface CompromiseTerm {
-  readonly text: string
-  readonly pre: string
-  readonly post: string
-  readonly tags: ReadonlySet<string>
+interface CompromiseTerm extends TaggedTerm {
   readonly offset: { readonly start: number; readonly length: number }
 }
 
@@ -41,10 +38,6 @@ interface VerbJson {
       readonly isInfinitive: boolean
     }
   }
-}
-
-interface MatchJson {
-  readonly offset: { readonly start: number; readonly length: number }
 }
 
 type Document = ReturnType<typeof nlp>
@@ -123,17 +116,19 @@ const lemmaOf = (infinitive: string) => {
 const offsetOnly = { offset: true, text: false, terms: false } as unknown as { readonly offset: true }
 
 /**
- * What compromise reads of a sentence's verbs. A verb's subject, the costliest part (compromise's subject finder
- * reads the clauses and nouns of everything before the verb), is found when first asked for: only the verbs that
- * open a clause, or a sentence with a description ("the company"), need it.
+ * What compromise reads of a sentence's verbs. A verb's subject is found when first asked for (only the verbs that
+ * open a clause, or a sentence with a description ("the company"), need it), by `subjects.ts`: compromise's own
+ * subject heuristic over the sentence's tagged terms, without compromise's views.
  */
-const verbsOf = (view: Document, base: number): Array<Verb> => {
+const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: number): Array<Verb> => {
   const verbs: Array<Verb> = []
+  let findSubject: ((verbStart: number) => Span | null) | undefined
   view.verbs().forEach((oneVerb) => {
     const verbView = oneVerb as ReturnType<Document["verbs"]>
     const verb = (verbView.json(offsetOnly) as ReadonlyArray<VerbJson>)[0]
     if (verb === undefined) return
     const grammar = verb.verb.grammar
+    const verbStart = (verbView.fullPointer as ReadonlyArray<ReadonlyArray<number>>)[0]![1]!
     let subject: Verb["subject"] | undefined
     verbs.push({
       lemma: lemmaOf(verb.verb.infinitive ?? ""),
@@ -145,10 +140,10 @@ const verbsOf = (view: Document, base: number): Array<Verb> => {
       nonFinite: grammar.isInfinitive || grammar.form === "gerund" || grammar.form === "infinitive",
       get subject() {
         if (subject === undefined) {
-          const found = (verbView.subjects().json(offsetOnly) as ReadonlyArray<MatchJson>)[0]
-          subject = found === undefined
-            ? null
-            : { start: base + found.offset.start, end: base + found.offset.start + found.offset.length }
+          findSubject ??= subjectFinder(terms)
+          const span = findSubject(verbStart)
+          const found = span === null ? null : spanOffsets(terms, span)
+          subject = found === null ? null : { start: base + found.start, end: base + found.start + found.length }
         }
         return subject
       }
@@ -258,7 +253,8 @@ const sentencesOf = (
     parsed.compute("offset")
     parsed.sentences().forEach((one) => {
       const view = one as Document
-      const terms: Array<Term> = ((view.docs as unknown as ReadonlyArray<ReadonlyArray<CompromiseTerm>>)[0] ?? [])
+      const tagged = (view.docs as unknown as ReadonlyArray<ReadonlyArray<CompromiseTerm>>)[0] ?? []
+      const terms: Array<Term> = tagged
         .filter((term) => term.text.length > 0)
         .map((term) => ({
           text: term.text,
@@ -283,7 +279,7 @@ const sentencesOf = (
         text: text.slice(start, end).replace(/\s+/g, " ").trim(),
         terms,
         get verbs() {
-          return verbs ??= verbsOf(view, base)
+          return verbs ??= verbsOf(view, tagged, base)
         }
       })
     })
