@@ -115,6 +115,31 @@ const lemmaOf = (infinitive: string) => {
 /** json() options that leave out the text and terms, which are not read. */
 const offsetOnly = { offset: true, text: false, terms: false } as unknown as { readonly offset: true }
 
+/** The part of compromise's `json()` of a verb phrase the rules read. */
+type VerbFacts = VerbJson["verb"]
+
+/**
+ * compromise's reading of a verb phrase depends only on its words (their forms and tags) and on whether "to"
+ * stands before it ("learned to code"); it clones the whole document three times to get it. The same phrases
+ * recur ("was", "were", "showed"), so each is read once; the cache stops growing at `maxVerbPhrases`.
+ */
+const verbFacts = new Map<string, VerbFacts>()
+const maxVerbPhrases = 50_000
+
+const verbKeyOf = (terms: ReadonlyArray<CompromiseTerm>, start: number, end: number) => {
+  const before = terms[start - 1]
+  const to = before !== undefined &&
+    (before.machine === "to" || (before.alias?.includes("to") ?? false) || before.text === "to" || before.normal === "to")
+  let key = to ? "to" : ""
+  for (let k = start; k < end; k++) {
+    const term = terms[k]!
+    key += `\u0001${term.text}\u0002${term.normal}\u0002${term.machine ?? ""}\u0002${term.implicit ?? ""}\u0002${
+      term.alias?.join("\u0003") ?? ""
+    }\u0002${term.root ?? ""}\u0002${[...term.tags].sort().join(",")}`
+  }
+  return key
+}
+
 /**
  * What compromise reads of a sentence's verbs. A verb's subject is found when first asked for (only the verbs that
  * open a clause, or a sentence with a description ("the company"), need it), by `subjects.ts`: compromise's own
@@ -125,18 +150,31 @@ const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: num
   let findSubject: ((verbStart: number) => Span | null) | undefined
   view.verbs().forEach((oneVerb) => {
     const verbView = oneVerb as ReturnType<Document["verbs"]>
-    const verb = (verbView.json(offsetOnly) as ReadonlyArray<VerbJson>)[0]
-    if (verb === undefined) return
-    const grammar = verb.verb.grammar
-    const verbStart = (verbView.fullPointer as ReadonlyArray<ReadonlyArray<number>>)[0]![1]!
+    const pointer = (verbView.fullPointer as ReadonlyArray<ReadonlyArray<number>>)[0]
+    if (pointer === undefined) return
+    const verbStart = pointer[1]!
+    const verbEnd = pointer[2]!
+    const key = verbKeyOf(terms, verbStart, verbEnd)
+    let facts = verbFacts.get(key)
+    let offset: { readonly start: number; readonly length: number }
+    if (facts === undefined) {
+      const json = (verbView.json(offsetOnly) as ReadonlyArray<VerbJson>)[0]
+      if (json === undefined) return
+      facts = json.verb
+      offset = json.offset
+      if (verbFacts.size < maxVerbPhrases) verbFacts.set(key, facts)
+    } else {
+      offset = spanOffsets(terms, [verbStart, verbEnd])
+    }
+    const grammar = facts.grammar
     let subject: Verb["subject"] | undefined
     verbs.push({
-      lemma: lemmaOf(verb.verb.infinitive ?? ""),
-      start: base + verb.offset.start,
-      end: base + verb.offset.start + verb.offset.length,
+      lemma: lemmaOf(facts.infinitive ?? ""),
+      start: base + offset.start,
+      end: base + offset.start + offset.length,
       passive: grammar.passive === true,
       tense: tenseOf(grammar.form ?? "", grammar.tense ?? ""),
-      negative: verb.verb.negative,
+      negative: facts.negative,
       nonFinite: grammar.isInfinitive || grammar.form === "gerund" || grammar.form === "infinitive",
       get subject() {
         if (subject === undefined) {

@@ -479,6 +479,7 @@ export const spanOffsets = (
   span: Span
 ): { readonly start: number; readonly length: number } => {
   let text = ""
-  for (let k = span[0]; k < span[1]; k++) text += terms[k]!.pre + terms[k]!.text + terms[k]!.post
+  // A contraction's implied word has no text: compromise writes its normal form.
+  for (let k = span[0]; k < span[1]; k++) text += terms[k]!.pre + (terms[k]!.text || terms[k]!.normal) + terms[k]!.post
   return { start: terms[span[0]]!.offset.start, length: text.trim().length }
 }
