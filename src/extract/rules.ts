@@ -119,8 +119,9 @@ const offsetOnly = { offset: true, text: false, terms: false } as unknown as { r
 type VerbFacts = VerbJson["verb"]
 
 /**
- * compromise's reading of a verb phrase depends only on its words (their forms and tags) and on whether "to"
- * stands before it ("learned to code"); it clones the whole document three times to get it. The same phrases
+ * compromise's reading of a verb phrase depends only on its words (their forms, punctuation and tags: the
+ * infinitive is read from the text with its punctuation, "-destabilizing") and on whether "to" stands before it
+ * ("learned to code"); it clones the whole document three times to get it. The same phrases
  * recur ("was", "were", "showed"), so each is read once; the cache stops growing at `maxVerbPhrases`.
  */
 const verbFacts = new Map<string, VerbFacts>()
@@ -133,7 +134,7 @@ const verbKeyOf = (terms: ReadonlyArray<CompromiseTerm>, start: number, end: num
   let key = to ? "to" : ""
   for (let k = start; k < end; k++) {
     const term = terms[k]!
-    key += `\u0001${term.text}\u0002${term.normal}\u0002${term.machine ?? ""}\u0002${term.implicit ?? ""}\u0002${
+    key += `\u0001${term.pre}\u0002${term.text}\u0002${term.post}\u0002${term.normal}\u0002${term.machine ?? ""}\u0002${term.implicit ?? ""}\u0002${
       term.alias?.join("\u0003") ?? ""
     }\u0002${term.root ?? ""}\u0002${[...term.tags].sort().join(",")}`
   }

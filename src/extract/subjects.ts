@@ -297,7 +297,8 @@ const clausesOf = (terms: Terms, commas: ReadonlyArray<boolean>, pieces: Readonl
   found = splitBefore(terms, found, single((a) => isOneOf(a, whereasWhose)))
   found = splitBefore(terms, found, pair((a) => isWord(a, "as"), (b) => isOneOf(b, thoughIf)))
   found = splitBefore(terms, found, single((a) => isOneOf(a, tilUntil)))
-  // it is cool but it is ..: a "but" with a verb before and after it in its piece.
+  // it is cool but it is ..: a "but" with a verb before and after it in its piece. compromise's pattern
+  // ('#Verb .* [but] .* #Verb') finds no match whose last verb ends the piece ("it rose but it fell").
   found = splitBefore(terms, found, (terms, piece) => {
     const splits: Array<Span> = []
     let from = piece[0]
@@ -308,7 +309,7 @@ const clausesOf = (terms: Terms, commas: ReadonlyArray<boolean>, pieces: Readonl
       while (but < piece[1] && !isWord(terms[but], "but")) but++
       let after = but + 1
       while (after < piece[1] && !has(terms[after], "Verb")) after++
-      if (after >= piece[1]) break
+      if (after >= piece[1] - 1) break
       splits.push([but, but + 1])
       from = after + 1
     }
