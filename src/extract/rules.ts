@@ -15,16 +15,13 @@ import type {
   ParticipantRole,
   TimeValue
 } from "./Extraction.ts"
+import { type Span, spanOffsets, subjectFinder, type TaggedTerm } from "./subjects.ts"
 import { normalizeName, organizationAcronyms, shortFormFits, withoutCorporateSuffix } from "./resolve.ts"
 
 const maxStatement = 300
 
 /** A term as compromise holds it (its offset once computed). */
-interface CompromiseTerm {
-  readonly text: string
-  readonly pre: string
-  readonly post: string
-  readonly tags: ReadonlySet<string>
+interface CompromiseTerm extends TaggedTerm {
   readonly offset: { readonly start: number; readonly length: number }
 }
 
@@ -41,10 +38,6 @@ interface VerbJson {
       readonly isInfinitive: boolean
     }
   }
-}
-
-interface MatchJson {
-  readonly offset: { readonly start: number; readonly length: number }
 }
 
 type Document = ReturnType<typeof nlp>
@@ -122,33 +115,74 @@ const lemmaOf = (infinitive: string) => {
 /** json() options that leave out the text and terms, which are not read. */
 const offsetOnly = { offset: true, text: false, terms: false } as unknown as { readonly offset: true }
 
+/** The part of compromise's `json()` of a verb phrase the rules read. */
+type VerbFacts = VerbJson["verb"]
+
 /**
- * What compromise reads of a sentence's verbs. A verb's subject, the costliest part (compromise's subject finder
- * reads the clauses and nouns of everything before the verb), is found when first asked for: only the verbs that
- * open a clause, or a sentence with a description ("the company"), need it.
+ * compromise's reading of a verb phrase depends only on its words (their forms, punctuation and tags: the
+ * infinitive is read from the text with its punctuation, "-destabilizing") and on whether "to" stands before it
+ * ("learned to code"); it clones the whole document three times to get it. The same phrases
+ * recur ("was", "were", "showed"), so each is read once; the cache stops growing at `maxVerbPhrases`.
  */
-const verbsOf = (view: Document, base: number): Array<Verb> => {
+const verbFacts = new Map<string, VerbFacts>()
+const maxVerbPhrases = 50_000
+
+const verbKeyOf = (terms: ReadonlyArray<CompromiseTerm>, start: number, end: number) => {
+  const before = terms[start - 1]
+  const to = before !== undefined &&
+    (before.machine === "to" || (before.alias?.includes("to") ?? false) || before.text === "to" || before.normal === "to")
+  let key = to ? "to" : ""
+  for (let k = start; k < end; k++) {
+    const term = terms[k]!
+    key += `\u0001${term.pre}\u0002${term.text}\u0002${term.post}\u0002${term.normal}\u0002${term.machine ?? ""}\u0002${term.implicit ?? ""}\u0002${
+      term.alias?.join("\u0003") ?? ""
+    }\u0002${term.root ?? ""}\u0002${[...term.tags].sort().join(",")}`
+  }
+  return key
+}
+
+/**
+ * What compromise reads of a sentence's verbs. A verb's subject is found when first asked for (only the verbs that
+ * open a clause, or a sentence with a description ("the company"), need it), by `subjects.ts`: compromise's own
+ * subject heuristic over the sentence's tagged terms, without compromise's views.
+ */
+const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: number): Array<Verb> => {
   const verbs: Array<Verb> = []
+  let findSubject: ((verbStart: number) => Span | null) | undefined
   view.verbs().forEach((oneVerb) => {
     const verbView = oneVerb as ReturnType<Document["verbs"]>
-    const verb = (verbView.json(offsetOnly) as ReadonlyArray<VerbJson>)[0]
-    if (verb === undefined) return
-    const grammar = verb.verb.grammar
+    const pointer = (verbView.fullPointer as ReadonlyArray<ReadonlyArray<number>>)[0]
+    if (pointer === undefined) return
+    const verbStart = pointer[1]!
+    const verbEnd = pointer[2]!
+    const key = verbKeyOf(terms, verbStart, verbEnd)
+    let facts = verbFacts.get(key)
+    let offset: { readonly start: number; readonly length: number }
+    if (facts === undefined) {
+      const json = (verbView.json(offsetOnly) as ReadonlyArray<VerbJson>)[0]
+      if (json === undefined) return
+      facts = json.verb
+      offset = json.offset
+      if (verbFacts.size < maxVerbPhrases) verbFacts.set(key, facts)
+    } else {
+      offset = spanOffsets(terms, [verbStart, verbEnd])
+    }
+    const grammar = facts.grammar
     let subject: Verb["subject"] | undefined
     verbs.push({
-      lemma: lemmaOf(verb.verb.infinitive ?? ""),
-      start: base + verb.offset.start,
-      end: base + verb.offset.start + verb.offset.length,
+      lemma: lemmaOf(facts.infinitive ?? ""),
+      start: base + offset.start,
+      end: base + offset.start + offset.length,
       passive: grammar.passive === true,
       tense: tenseOf(grammar.form ?? "", grammar.tense ?? ""),
-      negative: verb.verb.negative,
+      negative: facts.negative,
       nonFinite: grammar.isInfinitive || grammar.form === "gerund" || grammar.form === "infinitive",
       get subject() {
         if (subject === undefined) {
-          const found = (verbView.subjects().json(offsetOnly) as ReadonlyArray<MatchJson>)[0]
-          subject = found === undefined
-            ? null
-            : { start: base + found.offset.start, end: base + found.offset.start + found.offset.length }
+          findSubject ??= subjectFinder(terms)
+          const span = findSubject(verbStart)
+          const found = span === null ? null : spanOffsets(terms, span)
+          subject = found === null ? null : { start: base + found.start, end: base + found.start + found.length }
         }
         return subject
       }
@@ -258,7 +292,8 @@ const sentencesOf = (
     parsed.compute("offset")
     parsed.sentences().forEach((one) => {
       const view = one as Document
-      const terms: Array<Term> = ((view.docs as unknown as ReadonlyArray<ReadonlyArray<CompromiseTerm>>)[0] ?? [])
+      const tagged = (view.docs as unknown as ReadonlyArray<ReadonlyArray<CompromiseTerm>>)[0] ?? []
+      const terms: Array<Term> = tagged
         .filter((term) => term.text.length > 0)
         .map((term) => ({
           text: term.text,
@@ -283,7 +318,7 @@ const sentencesOf = (
         text: text.slice(start, end).replace(/\s+/g, " ").trim(),
         terms,
         get verbs() {
-          return verbs ??= verbsOf(view, base)
+          return verbs ??= verbsOf(view, tagged, base)
         }
       })
     })
