@@ -4,6 +4,7 @@ import { HttpServer } from "effect/http"
 import { EngramConfig } from "./config.ts"
 import { HttpServerLive, StartupGate } from "./http/Startup.ts"
 import { Db } from "./adapters/Db.ts"
+import { Embedder } from "./adapters/Embedder.ts"
 import { LoggingLive } from "./logging.ts"
 import { TracingLive } from "./observability/Tracing.ts"
 
@@ -15,17 +16,18 @@ const ListeningLog = Layer.effectDiscard(Effect.gen(function*() {
 }))
 
 /**
- * The service's modules load (about a second) while the embedded database opens on its own thread: the import
- * starts here, and the server's layers are made from it once the database is up. The startup gate answers from
- * the moment the port is open, so it comes before the database. Both are the layers ServerLive uses (memoised).
+ * What start-up waits for, begun together once the port answers: the embedded database opens on its own thread
+ * and the embedding model loads while this thread loads the service's modules (about a second). ServerLive is
+ * made from those modules and uses the same Db and Embedder layers (memoised: each is built once).
  */
-const serverModule = import("./server.ts")
-serverModule.catch(() => undefined) // its failure is reported where it is awaited
-const ServerLive = Layer.unwrap(Effect.map(Effect.promise(() => serverModule), (module) => module.ServerLive))
+let imported: Promise<typeof import("./server.ts")> | undefined
+const importServer = Effect.promise(() => (imported ??= import("./server.ts")))
+const ServerLive = Layer.unwrap(Effect.map(importServer, (server) => server.ServerLive))
+const StartTogether = Layer.mergeAll(Db.layer, Embedder.layer, Layer.effectDiscard(importServer))
 
 const Main = ListeningLog.pipe(
   Layer.provideMerge(ServerLive),
-  Layer.provideMerge(Db.layer),
+  Layer.provideMerge(StartTogether),
   Layer.provideMerge(StartupGate.layer),
   Layer.provide(HttpServerLive),
   Layer.provide(LoggingLive),
