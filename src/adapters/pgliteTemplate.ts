@@ -2,9 +2,9 @@
  * The database a first start makes, made once per installation: a new data directory starts as a copy of it instead
  * of running initdb and every migration there (about 4 s of a first start's 8, on this project's machines).
  * `npm ci` makes it (package.json's postinstall, scripts/prepare-runtime.ts), and so does the test suite when it is
- * missing. Its name holds PGlite's version and a hash of the migrations' sources, so a template never stands in
- * for a database another version would make; without one (installed with --ignore-scripts, a migration added since,
- * the single binary) a new database is initialised and migrated at its first start as before.
+ * missing. Its name holds PGlite's and pgvector's versions and a hash of the migrations' sources, so a template
+ * never stands in for a database another version would make; without one (installed with --ignore-scripts, a
+ * migration changed since, the single binary) a new database is initialised and migrated at its first start.
  */
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
@@ -14,9 +14,9 @@ import * as Path from "node:path"
 /** This installation's `node_modules/.cache/engram`. */
 export const templateDir = Path.resolve(import.meta.dirname, "../../node_modules/.cache/engram")
 
-/** PGlite's version, from its package.json (not in its exports, so read beside its entry module). */
-const pgliteVersion = () => {
-  const entry = createRequire(import.meta.url).resolve("@electric-sql/pglite")
+/** An installed package's version, from its package.json (not in its exports, so read beside its entry module). */
+const versionOf = (name: string) => {
+  const entry = createRequire(import.meta.url).resolve(name)
   return (JSON.parse(Fs.readFileSync(Path.resolve(entry, "../../package.json"), "utf8")) as { version: string }).version
 }
 
@@ -29,7 +29,11 @@ const migrationsHash = () => {
 }
 
 /**
- * The directory of the template for this PGlite and these migrations (whether or not it has been made): a closed
+ * The directory of the template for this PGlite, pgvector and migrations (whether or not it has been made): a closed
  * PGlite data directory. Throws where PGlite or the migrations are not files (the single binary's bundle).
  */
-export const templatePath = (): string => Path.join(templateDir, `pglite-${pgliteVersion()}-${migrationsHash()}`)
+export const templatePath = (): string =>
+  Path.join(
+    templateDir,
+    `pglite-${versionOf("@electric-sql/pglite")}-${versionOf("@electric-sql/pglite-pgvector")}-${migrationsHash()}`
+  )
