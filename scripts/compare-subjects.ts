@@ -8,7 +8,7 @@
 import * as Fs from "node:fs"
 import nlp from "../src/extract/nlp.ts"
 import { spanOffsets, subjectFinder, type TaggedTerm } from "../src/extract/subjects.ts"
-import { argument } from "./lib/instance.ts"
+import { argument, readJsonl } from "./lib/instance.ts"
 
 type Term = TaggedTerm & { readonly offset: { readonly start: number; readonly length: number } }
 interface Offset {
@@ -34,10 +34,8 @@ if (file === undefined) {
 const limit = Number(process.argv[3] !== undefined && !process.argv[3].startsWith("--") ? process.argv[3] : "300")
 const out = argument("out") ?? "subject-differences.txt"
 const texts: ReadonlyArray<string> = file.endsWith(".jsonl")
-  ? Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).slice(0, limit).map((line) => {
-    const doc = JSON.parse(line) as { readonly title: string; readonly text: string }
-    return `${doc.title}\n\n${doc.text}`
-  })
+  ? (readJsonl(file) as ReadonlyArray<{ readonly title: string; readonly text: string }>).slice(0, limit)
+    .map((doc) => `${doc.title}\n\n${doc.text}`)
   : JSON.parse(Fs.readFileSync(file, "utf8")) as ReadonlyArray<string>
 
 let verbs = 0

@@ -8,16 +8,15 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import type { ExtractionInput } from "../src/extract/Extraction.ts"
 import { extractRules } from "../src/extract/rules.ts"
-import { argument } from "./lib/instance.ts"
+import { argument, readJsonl } from "./lib/instance.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const dataset = argument("dataset") ?? Path.join(root, "../shared/datasets/scifact")
 const docs = Number(argument("docs") ?? "1000")
 const out = argument("out")
 
-const lines = Fs.readFileSync(Path.join(dataset, "corpus.jsonl"), "utf8").split("\n").filter((line) => line.length > 0)
-const inputs: Array<ExtractionInput> = lines.slice(0, docs).map((line) => {
-  const doc = JSON.parse(line) as { readonly title: string; readonly text: string }
+const corpus = readJsonl(Path.join(dataset, "corpus.jsonl")) as ReadonlyArray<{ readonly title: string; readonly text: string }>
+const inputs: Array<ExtractionInput> = corpus.slice(0, docs).map((doc) => {
   const text = `${doc.title}\n\n${doc.text}`
   return { title: doc.title, documentDate: null, chunks: [{ ordinal: 0, text, speaker: null, spokenAt: null }] }
 })
