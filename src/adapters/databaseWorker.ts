@@ -31,19 +31,21 @@ const copyTemplate = (template: string) => {
   Fs.renameSync(staging, dataDir)
 }
 
+const create = () => PGlite.create({ dataDir, extensions: { vector } })
+
 /** Opens the database; a new one as a copy of the template if there is one, else (or if that fails) as PGlite makes it. */
 const open = async (): Promise<{ readonly db: PGlite; readonly templateFailed?: string }> => {
   if (isNew && template !== undefined && Fs.existsSync(template)) {
     try {
       copyTemplate(template)
-      return { db: await PGlite.create({ dataDir, extensions: { vector } }) }
+      return { db: await create() }
     } catch (error) {
       // What the copy left is no database: start again from an empty directory.
       Fs.rmSync(dataDir, { recursive: true, force: true })
-      return { db: await PGlite.create({ dataDir, extensions: { vector } }), templateFailed: errorText(error) }
+      return { db: await create(), templateFailed: errorText(error) }
     }
   }
-  return { db: await PGlite.create({ dataDir, extensions: { vector } }) }
+  return { db: await create() }
 }
 
 let step: "open" | "serve" = "open"
