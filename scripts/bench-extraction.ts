@@ -30,15 +30,24 @@ const corpus: Array<{ _id: string; title?: string; text: string }> = Fs.readFile
   "utf8"
 ).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line)).slice(0, limit)
 
+/**
+ * Runs `f` with a connection to the DATABASE_URL server opened for it alone: a pool held across a run of minutes
+ * sits idle past its connection's lifetime, and such a pool's checkout was seen to wait forever at the final DROP
+ * (effect 4.1.0; docs/decisions.md) — the "instance that never closed" of earlier runs.
+ */
+const withAdmin = <A, E>(url: string, f: (admin: PgClient.PgClient) => Effect.Effect<A, E>) =>
+  Effect.scoped(Effect.flatMap(PgClient.make({ url: Redacted.make(url), maxConnections: 1 }), f)).pipe(
+    Effect.provide(Reactivity.layer)
+  )
+
 /** A throwaway database on the DATABASE_URL server for the scope, or undefined (PGlite). */
 const freshDatabase = Effect.gen(function*() {
   if (serverUrl === undefined) return undefined
-  const admin = yield* PgClient.make({ url: Redacted.make(serverUrl), maxConnections: 1 }).pipe(
-    Effect.provide(Reactivity.layer)
-  )
   const name = `engram_bench_${randomBytes(6).toString("hex")}`
-  yield* admin.unsafe(`CREATE DATABASE ${name}`)
-  yield* Effect.addFinalizer(() => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore))
+  yield* withAdmin(serverUrl, (admin) => admin.unsafe(`CREATE DATABASE ${name}`))
+  yield* Effect.addFinalizer(() =>
+    withAdmin(serverUrl, (admin) => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).pipe(Effect.ignore)
+  )
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return url.toString()

@@ -25,17 +25,28 @@ const withDatabase = (url: string, database: string) => {
   return parsed.toString()
 }
 
-const adminClient = PgClient.make({ url: Redacted.make(adminDatabaseUrl), maxConnections: 1 }).pipe(
-  Effect.provide(Reactivity.layer)
-)
+/**
+ * Runs `f` with a connection to the admin database opened for it alone: a pool held for a whole test could be left
+ * idle long enough for its connection to be retired, and a retired pool's checkout was seen to wait forever
+ * (effect 4.1.0, docs/decisions.md), which would hang the test's teardown.
+ */
+const withAdmin = <A, E>(f: (admin: PgClient.PgClient) => Effect.Effect<A, E>) =>
+  Effect.scoped(
+    Effect.flatMap(PgClient.make({ url: Redacted.make(adminDatabaseUrl), maxConnections: 1 }), f)
+  ).pipe(Effect.provide(Reactivity.layer))
 
 /** A fresh PostgreSQL database for the scope; dropped (with its connections) when the scope closes. */
 export const scratchDatabase = Effect.gen(function*() {
   const name = `engram_test_${randomBytes(6).toString("hex")}`
-  const admin = yield* adminClient
-  yield* admin.unsafe(`CREATE DATABASE ${name}`)
-  yield* Effect.addFinalizer(() => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore))
-  return { name, url: withDatabase(adminDatabaseUrl, name), drop: admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`) }
+  yield* withAdmin((admin) => admin.unsafe(`CREATE DATABASE ${name}`))
+  yield* Effect.addFinalizer(() =>
+    withAdmin((admin) => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).pipe(Effect.ignore)
+  )
+  return {
+    name,
+    url: withDatabase(adminDatabaseUrl, name),
+    drop: withAdmin((admin) => admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`))
+  }
 })
 
 /** A temporary directory for the scope. */
