@@ -11,7 +11,7 @@ import { Graph } from "../stores/Graph.ts"
 import { IngestThreads } from "../adapters/IngestThreads.ts"
 import { type JobRow, Jobs } from "../stores/Jobs.ts"
 import { LexicalIndex } from "../stores/LexicalIndex.ts"
-import { Lifecycle, type Outcome } from "../stores/Lifecycle.ts"
+import { type FinishedStage, Lifecycle, type Outcome } from "../stores/Lifecycle.ts"
 import { Syncs } from "../services/Syncs.ts"
 import { type IndexedModel, VectorIndex } from "../stores/VectorIndex.ts"
 
@@ -240,9 +240,13 @@ export class Pipeline extends Context.Service<Pipeline, {
         const documentId = job.document_id!
         const version = job.document_version ?? 1
         const from = job.completed_stage === null ? 0 : stages.indexOf(job.completed_stage as Stage) + 1
+        // Each stage's entry also records the one before it (one commit per stage); activation records the last.
+        let finished: FinishedStage | undefined
         for (const stage of stages.slice(from)) {
-          const interrupted = yield* lifecycle.enter(job, stage)
-          if (interrupted !== undefined) return interrupted
+          if (stage !== "index") {
+            const interrupted = yield* lifecycle.enter(job, stage, finished)
+            if (interrupted !== undefined) return interrupted
+          }
           // One span per stage, a child of the job's; its failure is recorded on it.
           const traced = <A, E, R>(work: Effect.Effect<A, E, R>) =>
             timed(stageDuration, { stage }, work).pipe(Effect.withSpan(`engram.stage.${stage}`, {
@@ -265,7 +269,7 @@ export class Pipeline extends Context.Service<Pipeline, {
             else yield* embed(job, documentId, version)
             return undefined
           }))
-          yield* lifecycle.finishStage(job, stage, chunks)
+          finished = { stage, chunks }
         }
         return "done" as const
       })

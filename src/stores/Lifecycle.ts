@@ -49,6 +49,12 @@ export const allowedFrom: Record<"pause" | "resume" | "reprocess", ReadonlyArray
 const stepsAfter: Record<Stage, number> = { parse: 0, chunk: 0, extract: 1, embed: 2, index: 3 }
 export const stepsPerChunk = 3
 
+/** A stage a worker has just finished; `chunks` once the chunk stage knows how many. */
+export interface FinishedStage {
+  readonly stage: Stage
+  readonly chunks?: number | undefined
+}
+
 const done: ActionResult = { _tag: "done" }
 const missing: ActionResult = { _tag: "missing" }
 
@@ -58,7 +64,7 @@ const missing: ActionResult = { _tag: "missing" }
  * keeps the job, the lexical statistics and the graph counts in step, so a crash between any two leaves a
  * document and its job in agreeing states.
  *
- * Test hook: ENGRAM_TEST_CRASH_AFTER=<transition> (queue, enter:<stage>, done:<stage>, activate, pause, resume,
+ * Test hook: ENGRAM_TEST_CRASH_AFTER=<transition> (queue, enter:<stage>, activate, pause, resume,
  * retry, fail, remove) makes the process SIGKILL itself right after that transition commits. Only the crash
  * tests and scripts/reliability-crash.ts set it. ENGRAM_TEST_HOLD_AFTER=<transition> instead holds the fiber there
  * until it is interrupted (the shutdown tests stop a process with a job certainly in progress).
@@ -92,10 +98,12 @@ export class Lifecycle extends Context.Service<Lifecycle, {
     readonly chunks: number
     readonly jobs: number
   }>
-  /** A worker starts `stage`; an outcome when the job must stop instead (paused, superseded, already done). */
-  readonly enter: (job: JobRow, stage: Stage) => Effect.Effect<Outcome | undefined>
-  /** A worker finished `stage`; `chunks` once the chunk stage knows how many. */
-  readonly finishStage: (job: JobRow, stage: Stage, chunks?: number) => Effect.Effect<void>
+  /**
+   * A worker starts `stage`, having finished `finished` (the stage before it in this run; `chunks` once the chunk
+   * stage knows how many): one commit for both. An outcome when the job must stop instead (paused, superseded,
+   * already done); the finished stage is recorded either way, so a resumed job does not redo it.
+   */
+  readonly enter: (job: JobRow, stage: Stage, finished?: FinishedStage) => Effect.Effect<Outcome | undefined>
   /** The job's version becomes the searchable one, the previous is dropped, and the job succeeds: one commit. */
   readonly activate: (job: JobRow) => Effect.Effect<Outcome>
   /** Writes how a claimed job's run ended: succeeded, handed back, retried later, failed or cancelled. */
@@ -344,11 +352,23 @@ export class Lifecycle extends Context.Service<Lifecycle, {
           Effect.map((rows) => rows[0])
         )
 
-      const enter = Effect.fn("Lifecycle.enter")((job: JobRow, stage: Stage) =>
+      const enter = Effect.fn("Lifecycle.enter")((job: JobRow, stage: Stage, finished?: FinishedStage) =>
         transition(
           `enter:${stage}`,
           Effect.gen(function*() {
-            const stop = stopReason(job, yield* lockForJob(job))
+            const document = yield* lockForJob(job)
+            if (finished !== undefined) {
+              const { chunks } = finished
+              yield* sql`
+                UPDATE jobs SET completed_stage = ${finished.stage},
+                  progress_total = ${chunks === undefined ? sql`progress_total` : chunks * stepsPerChunk},
+                  progress_done = ${
+                chunks === undefined ? sql`(progress_total / ${stepsPerChunk}) * ${stepsAfter[finished.stage]}` : 0
+              },
+                  updated_at = now()
+                WHERE id = ${job.id}`
+            }
+            const stop = stopReason(job, document)
             if (stop !== undefined) return stop
             yield* sql`UPDATE documents SET status = 'processing', stage = ${stage}, updated_at = now()
               WHERE id = ${job.document_id}`
@@ -356,17 +376,6 @@ export class Lifecycle extends Context.Service<Lifecycle, {
             return undefined
           })
         ))
-
-      const finishStage = Effect.fn("Lifecycle.finishStage")((job: JobRow, stage: Stage, chunks?: number) =>
-        transition(
-          `done:${stage}`,
-          sql`
-            UPDATE jobs SET completed_stage = ${stage},
-              progress_total = ${chunks === undefined ? sql`progress_total` : chunks * stepsPerChunk},
-              progress_done = ${chunks === undefined ? sql`(progress_total / ${stepsPerChunk}) * ${stepsAfter[stage]}` : 0},
-              updated_at = now()
-            WHERE id = ${job.id}`
-        ).pipe(Effect.asVoid))
 
       const activate = Effect.fn("Lifecycle.activate")((job: JobRow) =>
         transition(
@@ -518,7 +527,6 @@ export class Lifecycle extends Context.Service<Lifecycle, {
         remove,
         removeSource,
         enter,
-        finishStage,
         activate,
         settle,
         reconcile

@@ -4,18 +4,16 @@ import { createSource, ingestText, upload, waitForDocument } from "./ingest.ts"
 import { spawnEngram, exitCode, listeningUrl } from "./process.ts"
 import { defaultSettings, type Engine, scratchDatabase, scratchDir, withServer } from "./server.ts"
 
-/** Every transition a document's ingestion commits, in order; ENGRAM_TEST_CRASH_AFTER names one of them. */
+/**
+ * Every transition a document's ingestion commits, in order (entering a stage also records the one before it;
+ * activation records the last); ENGRAM_TEST_CRASH_AFTER names one of them.
+ */
 export const ingestionTransitions = [
   "queue",
   "enter:parse",
-  "done:parse",
   "enter:chunk",
-  "done:chunk",
   "enter:extract",
-  "done:extract",
   "enter:embed",
-  "done:embed",
-  "enter:index",
   "activate"
 ] as const
 
