@@ -7,13 +7,12 @@
  * throwaway database on that server; without it, each run gets a fresh PGlite. Results go to
  * bench/results/extraction-<dataset>-<engine>.json.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
-import { Reactivity } from "effect/reactivity"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { withAdminConnection } from "./lib/admin.ts"
 import { argument, call, machine, pool, startInstance, waitForSource, withDatabase } from "./lib/instance.ts"
 
 const datasetDir = argument("dataset")
@@ -30,23 +29,13 @@ const corpus: Array<{ _id: string; title?: string; text: string }> = Fs.readFile
   "utf8"
 ).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line)).slice(0, limit)
 
-/**
- * Runs `f` with a connection to the DATABASE_URL server opened for it alone: a pool held across a run of minutes
- * sits idle past its connection's lifetime, and such a pool's checkout was seen to wait forever at the final DROP
- * (effect 4.1.0; docs/decisions.md) — the "instance that never closed" of earlier runs.
- */
-const withAdmin = <A, E>(url: string, f: (admin: PgClient.PgClient) => Effect.Effect<A, E>) =>
-  Effect.scoped(Effect.flatMap(PgClient.make({ url: Redacted.make(url), maxConnections: 1 }), f)).pipe(
-    Effect.provide(Reactivity.layer)
-  )
-
 /** A throwaway database on the DATABASE_URL server for the scope, or undefined (PGlite). */
 const freshDatabase = Effect.gen(function*() {
   if (serverUrl === undefined) return undefined
   const name = `engram_bench_${randomBytes(6).toString("hex")}`
-  yield* withAdmin(serverUrl, (admin) => admin.unsafe(`CREATE DATABASE ${name}`))
+  yield* withAdminConnection(serverUrl, (admin) => admin.unsafe(`CREATE DATABASE ${name}`))
   yield* Effect.addFinalizer(() =>
-    withAdmin(serverUrl, (admin) => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).pipe(Effect.ignore)
+    withAdminConnection(serverUrl, (admin) => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).pipe(Effect.ignore)
   )
   const url = new URL(serverUrl)
   url.pathname = `/${name}`

@@ -2,7 +2,6 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Logger, Option, Redacted, References } from "effect"
 import { HttpServer } from "effect/http"
-import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -11,6 +10,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings } from "../../src/config.ts"
 import { AppServices, ServerLive } from "../../src/server.ts"
+import { withAdminConnection } from "../../scripts/lib/admin.ts"
 import { fixtureModelDir } from "./datasets.ts"
 
 export type Engine = "pglite" | "postgres"
@@ -25,15 +25,8 @@ const withDatabase = (url: string, database: string) => {
   return parsed.toString()
 }
 
-/**
- * Runs `f` with a connection to the admin database opened for it alone: a pool held for a whole test could be left
- * idle long enough for its connection to be retired, and a retired pool's checkout was seen to wait forever
- * (effect 4.1.0, docs/decisions.md), which would hang the test's teardown.
- */
 const withAdmin = <A, E>(f: (admin: PgClient.PgClient) => Effect.Effect<A, E>) =>
-  Effect.scoped(
-    Effect.flatMap(PgClient.make({ url: Redacted.make(adminDatabaseUrl), maxConnections: 1 }), f)
-  ).pipe(Effect.provide(Reactivity.layer))
+  withAdminConnection(adminDatabaseUrl, f)
 
 /** A fresh PostgreSQL database for the scope; dropped (with its connections) when the scope closes. */
 export const scratchDatabase = Effect.gen(function*() {
