@@ -8,11 +8,10 @@
  * bench/results/extraction-<dataset>-<engine>.json.
  */
 import { Effect } from "effect"
-import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { withAdminConnection } from "./lib/admin.ts"
+import { throwawayDatabase } from "./lib/admin.ts"
 import { argument, call, machine, pool, startInstance, waitForSource, withDatabase } from "./lib/instance.ts"
 
 const datasetDir = argument("dataset")
@@ -30,17 +29,9 @@ const corpus: Array<{ _id: string; title?: string; text: string }> = Fs.readFile
 ).split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line)).slice(0, limit)
 
 /** A throwaway database on the DATABASE_URL server for the scope, or undefined (PGlite). */
-const freshDatabase = Effect.gen(function*() {
-  if (serverUrl === undefined) return undefined
-  const name = `engram_bench_${randomBytes(6).toString("hex")}`
-  yield* withAdminConnection(serverUrl, (admin) => admin.unsafe(`CREATE DATABASE ${name}`))
-  yield* Effect.addFinalizer(() =>
-    withAdminConnection(serverUrl, (admin) => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).pipe(Effect.ignore)
-  )
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-})
+const freshDatabase = serverUrl === undefined
+  ? Effect.succeed(undefined)
+  : Effect.map(throwawayDatabase(serverUrl, "engram_bench"), (database) => database.url)
 
 const engine = serverUrl === undefined ? "pglite" : "postgres"
 const loadBefore = Os.loadavg()

@@ -1,16 +1,14 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Logger, Option, Redacted, References } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import { createServer } from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings } from "../../src/config.ts"
 import { AppServices, ServerLive } from "../../src/server.ts"
-import { withAdminConnection } from "../../scripts/lib/admin.ts"
+import { throwawayDatabase } from "../../scripts/lib/admin.ts"
 import { fixtureModelDir } from "./datasets.ts"
 
 export type Engine = "pglite" | "postgres"
@@ -19,28 +17,8 @@ export const engines: ReadonlyArray<Engine> = ["pglite", "postgres"]
 /** The real PostgreSQL with pgvector that tests create throwaway databases in (scripts/setup-postgres-pgvector.sh). */
 export const adminDatabaseUrl = process.env.ENGRAM_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
-const withDatabase = (url: string, database: string) => {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
-}
-
-const withAdmin = <A, E>(f: (admin: PgClient.PgClient) => Effect.Effect<A, E>) =>
-  withAdminConnection(adminDatabaseUrl, f)
-
 /** A fresh PostgreSQL database for the scope; dropped (with its connections) when the scope closes. */
-export const scratchDatabase = Effect.gen(function*() {
-  const name = `engram_test_${randomBytes(6).toString("hex")}`
-  yield* withAdmin((admin) => admin.unsafe(`CREATE DATABASE ${name}`))
-  yield* Effect.addFinalizer(() =>
-    withAdmin((admin) => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).pipe(Effect.ignore)
-  )
-  return {
-    name,
-    url: withDatabase(adminDatabaseUrl, name),
-    drop: withAdmin((admin) => admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`))
-  }
-})
+export const scratchDatabase = throwawayDatabase(adminDatabaseUrl, "engram_test")
 
 /** A temporary directory for the scope. */
 export const scratchDir = Effect.acquireRelease(
