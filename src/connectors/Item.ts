@@ -1,4 +1,4 @@
-import type { Format } from "../ingest/parse/index.ts"
+import type { Format } from "../ingest/parse/formats.ts"
 
 /** One thing a connector found: its stable key (a relative path, a URL), a title, the raw content and its date. */
 export interface ConnectorItem {

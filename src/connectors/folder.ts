@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { detectFormat } from "../ingest/parse/index.ts"
+import { detectFormat } from "../ingest/parse/formats.ts"
 import type { ConnectorItem, Harvest, SkippedItem } from "./Item.ts"
 
 /** Whether `path` (symlinks resolved) lies inside one of `roots`. */

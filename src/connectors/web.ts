@@ -1,9 +1,8 @@
 import { Effect, Layer, Stream } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
-import { parseHTML } from "linkedom"
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
-import type { Format } from "../ingest/parse/index.ts"
+import type { Format } from "../ingest/parse/formats.ts"
 import type { ConnectorItem, Harvest, SkippedItem } from "./Item.ts"
 
 export interface WebOptions {
@@ -117,7 +116,7 @@ const isoDate = (value: string | null | undefined) => {
   return Number.isNaN(time) ? undefined : new Date(time).toISOString()
 }
 
-const titleAndLinks = (html: string, base: URL) => {
+const titleAndLinks = (parseHTML: typeof import("linkedom").parseHTML, html: string, base: URL) => {
   const { document } = parseHTML(html)
   const title = document.querySelector("title")?.textContent?.trim() ?? ""
   const published = isoDate(document.querySelector('meta[property="article:published_time"]')?.getAttribute("content"))
@@ -159,7 +158,9 @@ export const crawlWeb = (options: WebOptions): Effect.Effect<Harvest> =>
         let title = key
         let date = page.success.lastModified
         if (format === "html") {
-          const found = titleAndLinks(new TextDecoder().decode(bytes), page.success.url)
+          // linkedom is loaded with the first page crawled: the service's thread needs it for nothing else.
+          const { parseHTML } = yield* Effect.promise(() => import("linkedom"))
+          const found = titleAndLinks(parseHTML, new TextDecoder().decode(bytes), page.success.url)
           title = found.title || key
           date = found.published ?? date
           for (const link of found.links) {

@@ -7,7 +7,7 @@ import { CursorTime, cursorTimeFormat, PageCursor, takePage, TimeKey } from "../
 import { SourceId } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
 import type { Block } from "../ingest/Parsed.ts"
-import { detectFormat, type Format, mimeTypes } from "../ingest/parse/index.ts"
+import { detectFormat, type Format, mimeTypes } from "../ingest/parse/formats.ts"
 import { Jobs } from "../stores/Jobs.ts"
 import { allowedFrom, type DocumentContent, Lifecycle } from "../stores/Lifecycle.ts"
 import { Sources, type SourcesFailure } from "./Sources.ts"
