@@ -146,6 +146,17 @@ const countOccurrences = (pattern: RegExp, text: string) => text.match(pattern)?
 const ascii = /^[\x00-\x7f]*$/
 const isAsciiWordChar = (code: number) =>
   (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)
+const letterOrDigit = /^[\p{L}\p{N}]$/u
+
+/** Whether the code point ending just before `at` (before) or starting at `at` (after) is a letter or a digit. */
+const wordCharAt = (text: string, at: number, side: "before" | "after") => {
+  const code = text.charCodeAt(at)
+  if (code < 128) return isAsciiWordChar(code)
+  const point = side === "before" && code >= 0xdc00 && code <= 0xdfff && at > 0
+    ? text.codePointAt(at - 1)!
+    : text.codePointAt(at)!
+  return letterOrDigit.test(String.fromCodePoint(point))
+}
 
 /**
  * The forms for `countSurfaces`: ASCII forms lower-cased in `surfacePattern`'s order (longest first), or undefined
@@ -158,11 +169,11 @@ export const surfaceForms = (forms: ReadonlyArray<string>): ReadonlyArray<string
 }
 
 /**
- * How many times `surfacePattern(forms)` matches an ASCII text, without the regular expression: at each place
- * where a form starts (found with indexOf) and no letter or digit stands before, the first form in order that
- * matches with no letter or digit after counts and the search goes on after it, as the expression's scan does.
- * In ASCII text only ASCII letters and digits are letters and digits, and case folding is lower-casing. Building
- * and running one Unicode expression per entity per document was about 2 ms a SciFact abstract.
+ * How many times `surfacePattern(forms)` matches a text, without the regular expression (`forms` from
+ * `surfaceForms`, `lowerText` from `countingText`): at each place where a form starts (found with indexOf) and no
+ * letter or digit stands before, the first form in order that matches with no letter or digit after counts and the
+ * search goes on after it, as the expression's scan does. Building and running one Unicode expression per entity
+ * per document was about 2 ms a SciFact abstract.
  */
 export const countSurfaces = (forms: ReadonlyArray<string>, lowerText: string): number => {
   const starts: Array<number> = []
@@ -174,12 +185,10 @@ export const countSurfaces = (forms: ReadonlyArray<string>, lowerText: string): 
   let count = 0
   let from = 0
   for (const at of starts) {
-    if (at < from || (at > 0 && isAsciiWordChar(lowerText.charCodeAt(at - 1)))) continue
+    if (at < from || (at > 0 && wordCharAt(lowerText, at - 1, "before"))) continue
     for (const form of forms) {
       const end = at + form.length
-      if (!lowerText.startsWith(form, at) || (end < lowerText.length && isAsciiWordChar(lowerText.charCodeAt(end)))) {
-        continue
-      }
+      if (!lowerText.startsWith(form, at) || (end < lowerText.length && wordCharAt(lowerText, end, "after"))) continue
       count++
       from = end
       break
@@ -188,12 +197,24 @@ export const countSurfaces = (forms: ReadonlyArray<string>, lowerText: string): 
   return count
 }
 
-/** A text's lower case when it is ASCII (for `countSurfaces`), else undefined. */
-export const asciiLower = (text: string) => ascii.test(text) ? text.toLowerCase() : undefined
+/** Characters the expression's case folding matches to an ASCII letter: the long s (s) and the Kelvin sign (k). */
+const foldsToAscii = /[\u017f\u212a]/
 
 /**
- * Counts `countOccurrences(surfacePattern(forms), text)`, through `countSurfaces` where the forms and the text are
- * ASCII (`lower` the text's `asciiLower`); the regular expression is built only for a text that needs it.
+ * A text as `countSurfaces` reads it: its ASCII letters lower-cased and every other character kept, so positions are
+ * the text's. An ASCII form can match only ASCII characters, except the two that fold to ASCII letters: a text with
+ * one of those is undefined (the expression counts it).
+ */
+export const countingText = (text: string) =>
+  ascii.test(text)
+    ? text.toLowerCase()
+    : foldsToAscii.test(text)
+    ? undefined
+    : text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
+
+/**
+ * Counts `countOccurrences(surfacePattern(forms), text)`, through `countSurfaces` where the forms are ASCII and the
+ * text allows it (`lower` the text's `countingText`); the regular expression is built only for a text that needs it.
  */
 export const mentionCounter = (forms: ReadonlyArray<string>) => {
   const lowerForms = surfaceForms(forms)
@@ -546,7 +567,7 @@ export class Graph extends Context.Service<Graph, {
             chunk_id: string | null
             count: number
           }> = []
-          const lowered = chunks.map((chunk) => asciiLower(chunk.text))
+          const lowered = chunks.map((chunk) => countingText(chunk.text))
           for (const [entityId, { forms, mentions }] of resolved) {
             mentionRows.push({ entity_id: entityId, document_id: documentId, version, chunk_id: null, count: mentions })
             const countIn = mentionCounter([...forms])
