@@ -43,8 +43,45 @@ export const fuseRankings = (lists: ReadonlyArray<RankedList>, k = 60): Array<Fu
     .map(([id, entry]) => ({ id, score: entry.score, contributions: entry.contributions }))
 }
 
-const shingles = (text: string): Set<string> => {
-  const words = text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? []
+/** Word ids fit in 17 bits, so a trigram's three ids make one exact number below 2^51. */
+const idBits = 2 ** 17
+/** Texts under three words are one shingle, the words' text as a whole, numbered above every trigram. */
+const shortBase = 2 ** 51
+
+/**
+ * A text's word trigrams (lower case, NFKC), each as one number from the ids `words` gives its words (shared by the
+ * texts compared, so equal trigrams are equal numbers), sorted and distinct; undefined once the ids run out of
+ * 17 bits (`collapseNearDuplicates` then compares the trigrams' text).
+ */
+const shingleNumbers = (words: ReadonlyArray<string>, ids: Map<string, number>): Float64Array | undefined => {
+  const idOf = (word: string) => {
+    let id = ids.get(word)
+    if (id === undefined) ids.set(word, id = ids.size)
+    return id
+  }
+  if (words.length < 3) {
+    const id = idOf(words.join(" "))
+    return id >= idBits ? undefined : words.length === 0 ? new Float64Array(0) : Float64Array.of(shortBase + id)
+  }
+  const numbers = new Float64Array(words.length - 2)
+  let a = idOf(words[0]!)
+  let b = idOf(words[1]!)
+  for (let i = 2; i < words.length; i++) {
+    const c = idOf(words[i]!)
+    numbers[i - 2] = (a * idBits + b) * idBits + c
+    a = b
+    b = c
+  }
+  if (ids.size > idBits) return undefined
+  numbers.sort()
+  let distinct = 0
+  for (let i = 0; i < numbers.length; i++) if (i === 0 || numbers[i] !== numbers[distinct - 1]) numbers[distinct++] = numbers[i]!
+  return numbers.subarray(0, distinct)
+}
+
+const wordsOf = (text: string) => text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? []
+
+const shingleTexts = (words: ReadonlyArray<string>): Set<string> => {
   const set = new Set<string>()
   if (words.length < 3) {
     if (words.length > 0) set.add(words.join(" "))
@@ -54,29 +91,103 @@ const shingles = (text: string): Set<string> => {
   return set
 }
 
-/** Jaccard similarity, or 0 early when the sizes alone rule out reaching `threshold`. */
-const jaccardAtLeast = (a: Set<string>, b: Set<string>, threshold: number) => {
-  if (a.size === 0 && b.size === 0) return true
+/** Jaccard similarity of two sets of `size` items sharing `shared`, or false early when the sizes rule it out. */
+const sizesAllow = (a: number, b: number, threshold: number) =>
+  (a === 0 && b === 0) || Math.min(a, b) >= threshold * Math.max(a, b)
+const jaccard = (a: number, b: number, shared: number, threshold: number) =>
+  (a === 0 && b === 0) || shared / (a + b - shared) >= threshold
+
+/** Items shared by two sorted, distinct number arrays. */
+const sharedSorted = (a: Float64Array, b: Float64Array) => {
+  let shared = 0
+  for (let i = 0, j = 0; i < a.length && j < b.length;) {
+    if (a[i] === b[j]) {
+      shared++
+      i++
+      j++
+    } else if (a[i]! < b[j]!) i++
+    else j++
+  }
+  return shared
+}
+
+const sharedSets = (a: Set<string>, b: Set<string>) => {
   const [small, large] = a.size <= b.size ? [a, b] : [b, a]
-  if (small.size < threshold * large.size) return false
   let shared = 0
   for (const item of small) if (large.has(item)) shared++
-  return shared / (a.size + b.size - shared) >= threshold
+  return shared
 }
 
 /**
  * Keeps the best-ranked of each group of near-duplicate texts (word-trigram Jaccard ≥ threshold), so the
  * same passage stored twice (two uploads, overlapping chunks) does not fill the results. Returns the kept
- * items in order, each with the ids it absorbed.
+ * items in order, each with the ids it absorbed: an item joins the first kept item it is a near duplicate of.
+ * Only kept items that share a trigram with an item's first few are compared with it (prefix filtering: two
+ * sets with Jaccard ≥ t share one of the first |S| − ⌊t·|S|⌋ + 1 items of each, in any one order of all trigrams).
  */
 export const collapseNearDuplicates = <T extends { readonly id: string; readonly text: string }>(
   items: ReadonlyArray<T>,
   threshold = 0.9
 ): Array<T & { readonly duplicates: ReadonlyArray<string> }> => {
+  const words = items.map((item) => wordsOf(item.text))
+  const ids = new Map<string, number>()
+  const numbered: Array<Float64Array> = []
+  for (const itemWords of words) {
+    const numbers = shingleNumbers(itemWords, ids)
+    if (numbers === undefined) return collapseByText(items, words, threshold)
+    numbered.push(numbers)
+  }
+  const kept: Array<{ item: T; shingles: Float64Array; duplicates: Array<string> }> = []
+  // Kept items by the trigrams of their prefixes; the first kept item without trigrams.
+  const byPrefix = new Map<number, Array<number>>()
+  let keptEmpty = -1
+  const prefixOf = (numbers: Float64Array) =>
+    numbers.subarray(0, Math.min(numbers.length, numbers.length - Math.floor(threshold * numbers.length) + 2))
+  for (const [index, item] of items.entries()) {
+    const own = numbered[index]!
+    let twin = own.length === 0 ? keptEmpty : -1
+    if (own.length > 0) {
+      const candidates = new Set<number>()
+      for (const shingle of prefixOf(own)) for (const at of byPrefix.get(shingle) ?? []) candidates.add(at)
+      for (const at of [...candidates].sort((a, b) => a - b)) {
+        const other = kept[at]!.shingles
+        if (
+          sizesAllow(other.length, own.length, threshold) &&
+          jaccard(other.length, own.length, sharedSorted(other, own), threshold)
+        ) {
+          twin = at
+          break
+        }
+      }
+    }
+    if (twin !== -1) {
+      kept[twin]!.duplicates.push(item.id)
+      continue
+    }
+    if (own.length === 0) keptEmpty = kept.length
+    for (const shingle of prefixOf(own)) {
+      const list = byPrefix.get(shingle)
+      if (list === undefined) byPrefix.set(shingle, [kept.length])
+      else list.push(kept.length)
+    }
+    kept.push({ item, shingles: own, duplicates: [] })
+  }
+  return kept.map(({ item, duplicates }) => ({ ...item, duplicates }))
+}
+
+/** The same collapse over the trigrams' text, every kept item compared (more distinct words than ids can number). */
+const collapseByText = <T extends { readonly id: string; readonly text: string }>(
+  items: ReadonlyArray<T>,
+  words: ReadonlyArray<ReadonlyArray<string>>,
+  threshold: number
+): Array<T & { readonly duplicates: ReadonlyArray<string> }> => {
   const kept: Array<{ item: T; shingles: Set<string>; duplicates: Array<string> }> = []
-  for (const item of items) {
-    const own = shingles(item.text)
-    const twin = kept.find((k) => jaccardAtLeast(k.shingles, own, threshold))
+  for (const [index, item] of items.entries()) {
+    const own = shingleTexts(words[index]!)
+    const twin = kept.find((k) =>
+      sizesAllow(k.shingles.size, own.size, threshold) &&
+      jaccard(k.shingles.size, own.size, sharedSets(k.shingles, own), threshold)
+    )
     if (twin !== undefined) twin.duplicates.push(item.id)
     else kept.push({ item, shingles: own, duplicates: [] })
   }

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
+import { mulberry32 } from "../../scripts/lib/onnx.ts"
 import { collapseNearDuplicates, fuseRankings } from "../../src/retrieval/fusion.ts"
 
 const Ids = Schema.Array(Schema.Literals(["a", "b", "c", "d", "e", "f", "g"]))
@@ -79,4 +80,77 @@ describe("fusion", () => {
       const order = kept.map((k) => Number(k.id))
       assert.deepStrictEqual(order, [...order].sort((x, y) => x - y))
     }))
+
+  it.effect("collapsing equals comparing every kept item, on generated near-duplicates, short texts and a vocabulary too large to number", () =>
+    Effect.sync(() => {
+      const next = mulberry32(7)
+      const pick = <A>(items: ReadonlyArray<A>) => items[Math.floor(next() * items.length)]!
+      const vocabulary = ["cell", "Cells", "the", "of", "T-cell", "β", "ﬁbrosis", "Zoë", "2024", "a", "mouse", "MICE", "in", "RNA"]
+      const sentence = (length: number) => Array.from({ length }, () => pick(vocabulary)).join(pick([" ", ", ", ". ", "-"]))
+      const edit = (text: string) => {
+        const words = text.split(" ")
+        words[Math.floor(next() * words.length)] = pick(vocabulary)
+        return next() < 0.5 ? words.join(" ") : `${words.join(" ")} ${pick(vocabulary)}`
+      }
+      let compared = 0
+      let absorbed = 0
+      for (let round = 0; round < 400; round++) {
+        const items: Array<{ id: string; text: string }> = []
+        const count = 1 + Math.floor(next() * 40)
+        for (let i = 0; i < count; i++) {
+          const roll = next()
+          const text = roll < 0.35 && items.length > 0
+            ? edit(pick(items).text)
+            : roll < 0.45
+            ? pick(["", "…", "a", "a b", "A  b", "x y z"])
+            : sentence(3 + Math.floor(next() * 60))
+          items.push({ id: String(i), text })
+        }
+        const threshold = pick([0.9, 0.9, 0.5, 0.75, 1])
+        const got = collapseNearDuplicates(items, threshold).map((k) => [k.id, k.duplicates])
+        assert.deepStrictEqual(got, everyKept(items, threshold).map((k) => [k.id, k.duplicates]))
+        compared++
+        absorbed += got.reduce((sum, [, duplicates]) => sum + duplicates.length, 0)
+      }
+      assert.strictEqual(compared, 400)
+      assert.isAbove(absorbed, 500)
+      // More distinct words than trigram numbers can hold: the texts' trigrams are compared instead.
+      const many = Array.from({ length: 200 }, (_, i) => ({
+        id: String(i),
+        text: Array.from({ length: 700 }, (_, w) => `w${i % 150}x${w}`).join(" ")
+      }))
+      const collapsed = collapseNearDuplicates(many)
+      assert.deepStrictEqual(collapsed.map((k) => [k.id, k.duplicates]), everyKept(many, 0.9).map((k) => [k.id, k.duplicates]))
+      assert.strictEqual(collapsed.length, 150)
+    }))
 })
+
+/** The collapse as first written: every item's word-trigram set compared with every kept item's, in order. */
+const everyKept = (items: ReadonlyArray<{ id: string; text: string }>, threshold: number) => {
+  const shingles = (text: string) => {
+    const words = text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? []
+    const set = new Set<string>()
+    if (words.length < 3) {
+      if (words.length > 0) set.add(words.join(" "))
+      return set
+    }
+    for (let i = 0; i + 3 <= words.length; i++) set.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`)
+    return set
+  }
+  const similar = (a: Set<string>, b: Set<string>) => {
+    if (a.size === 0 && b.size === 0) return true
+    const [small, large] = a.size <= b.size ? [a, b] : [b, a]
+    if (small.size < threshold * large.size) return false
+    let shared = 0
+    for (const item of small) if (large.has(item)) shared++
+    return shared / (a.size + b.size - shared) >= threshold
+  }
+  const kept: Array<{ id: string; set: Set<string>; duplicates: Array<string> }> = []
+  for (const item of items) {
+    const own = shingles(item.text)
+    const twin = kept.find((k) => similar(k.set, own))
+    if (twin !== undefined) twin.duplicates.push(item.id)
+    else kept.push({ id: item.id, set: own, duplicates: [] })
+  }
+  return kept
+}
