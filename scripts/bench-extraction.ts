@@ -1,7 +1,8 @@
 /**
  * What rule extraction costs ingestion: a BEIR corpus (corpus.jsonl) ingested through the real pipeline (HTTP,
  * workers, no embedding model) with `ENGRAM_EXTRACTOR=off`, then with the rules, back to back in one run, each
- * into a fresh database, and the ratio of the two times.
+ * into a fresh database, and the ratio of the two times; for each, the time spent in each pipeline stage summed over
+ * the documents (the instance's stage histogram), which shows where the difference goes.
  *   npm run bench:extraction -- --dataset ../shared/datasets/scifact [--docs N] [--only off|rules]
  * With DATABASE_URL (a PostgreSQL server's database the user may create databases from), each run gets its own
  * throwaway database on that server; without it, each run gets a fresh PGlite. Results go to
@@ -35,7 +36,20 @@ const freshDatabase = serverUrl === undefined
 
 const engine = serverUrl === undefined ? "pglite" : "postgres"
 const loadBefore = Os.loadavg()
-const timed: Partial<Record<"off" | "rules", { seconds: number; chunks: number }>> = {}
+const timed: Partial<
+  Record<"off" | "rules", { seconds: number; chunks: number; stages: Record<string, number> }>
+> = {}
+
+/** Seconds spent in each pipeline stage, summed over the jobs (the instance's /metrics histogram sums). */
+const stageSeconds = async (url: string) => {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  const sums: Record<string, number> = {}
+  for (const match of text.matchAll(/^engram_stage_duration_seconds_sum\{([^}]*)\} ([0-9.e+-]+)$/gm)) {
+    const stage = /stage="([^"]+)"/.exec(match[1]!)?.[1]
+    if (stage !== undefined) sums[stage] = (sums[stage] ?? 0) + Number(match[2])
+  }
+  return sums
+}
 
 /** Written after each run, before its instance closes: the figures are on disk even if a close is slow. */
 const writeResult = () => {
@@ -47,6 +61,8 @@ const writeResult = () => {
     off_seconds: timed.off?.seconds ?? null,
     rules_seconds: timed.rules?.seconds ?? null,
     ratio,
+    off_stage_seconds: timed.off?.stages ?? null,
+    rules_stage_seconds: timed.rules?.stages ?? null,
     chunks: timed.rules?.chunks ?? timed.off?.chunks ?? null,
     load_average_before: loadBefore,
     load_average_after: Os.loadavg(),
@@ -62,7 +78,7 @@ const writeResult = () => {
 const ingest = (extractor: "off" | "rules") =>
   Effect.scoped(Effect.gen(function*() {
     const database = yield* freshDatabase
-    const instance = yield* startInstance({ ...withDatabase(database), embedModel: "none", extractor })
+    const instance = yield* startInstance({ ...withDatabase(database), embedModel: "none", extractor, metrics: true })
     const { url } = instance
     const session = yield* Effect.promise(() => call(url, "/api/v1/auth/login", { json: { name: "bench" } }))
     const token: string = session.access_token
@@ -79,7 +95,11 @@ const ingest = (extractor: "off" | "rules") =>
     const done = yield* Effect.promise(() => waitForSource(url, token, source.id, corpus.length))
     const seconds = (performance.now() - started) / 1000
     console.log(`${extractor}: ${done.document_count} documents, ${done.chunk_count} chunks in ${seconds.toFixed(1)} s`)
-    timed[extractor] = { seconds, chunks: done.chunk_count }
+    const stages = yield* Effect.promise(() => stageSeconds(url))
+    console.log(`  time in each stage, summed over documents: ${
+      Object.entries(stages).map(([stage, total]) => `${stage} ${total.toFixed(1)} s`).join(", ")
+    }`)
+    timed[extractor] = { seconds, chunks: done.chunk_count, stages }
     const ratio = writeResult()
     if (ratio !== null) console.log(`rules / off: ${ratio.toFixed(2)}`)
   }))
