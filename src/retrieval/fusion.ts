@@ -122,29 +122,26 @@ const sharedSets = (a: Set<string>, b: Set<string>) => {
  * Keeps the best-ranked of each group of near-duplicate texts (word-trigram Jaccard ≥ threshold), so the
  * same passage stored twice (two uploads, overlapping chunks) does not fill the results. Returns the kept
  * items in order, each with the ids it absorbed: an item joins the first kept item it is a near duplicate of.
+ * Stops once `limit` items are kept: the items after the last kept one are not read.
  * Only kept items that share a trigram with an item's first few are compared with it (prefix filtering: two
  * sets with Jaccard ≥ t share one of the first |S| − ⌊t·|S|⌋ + 1 items of each, in any one order of all trigrams).
  */
 export const collapseNearDuplicates = <T extends { readonly id: string; readonly text: string }>(
   items: ReadonlyArray<T>,
-  threshold = 0.9
+  threshold = 0.9,
+  limit = Infinity
 ): Array<T & { readonly duplicates: ReadonlyArray<string> }> => {
-  const words = items.map((item) => wordsOf(item.text))
   const ids = new Map<string, number>()
-  const numbered: Array<Float64Array> = []
-  for (const itemWords of words) {
-    const numbers = shingleNumbers(itemWords, ids)
-    if (numbers === undefined) return collapseByText(items, words, threshold)
-    numbered.push(numbers)
-  }
   const kept: Array<{ item: T; shingles: Float64Array; duplicates: Array<string> }> = []
   // Kept items by the trigrams of their prefixes; the first kept item without trigrams.
   const byPrefix = new Map<number, Array<number>>()
   let keptEmpty = -1
   const prefixOf = (numbers: Float64Array) =>
     numbers.subarray(0, Math.min(numbers.length, numbers.length - Math.floor(threshold * numbers.length) + 2))
-  for (const [index, item] of items.entries()) {
-    const own = numbered[index]!
+  for (const item of items) {
+    if (kept.length >= limit) break
+    const own = shingleNumbers(wordsOf(item.text), ids)
+    if (own === undefined) return collapseByText(items, threshold, limit)
     let twin = own.length === 0 ? keptEmpty : -1
     if (own.length > 0) {
       const candidates = new Set<number>()
@@ -178,12 +175,13 @@ export const collapseNearDuplicates = <T extends { readonly id: string; readonly
 /** The same collapse over the trigrams' text, every kept item compared (more distinct words than ids can number). */
 const collapseByText = <T extends { readonly id: string; readonly text: string }>(
   items: ReadonlyArray<T>,
-  words: ReadonlyArray<ReadonlyArray<string>>,
-  threshold: number
+  threshold: number,
+  limit: number
 ): Array<T & { readonly duplicates: ReadonlyArray<string> }> => {
   const kept: Array<{ item: T; shingles: Set<string>; duplicates: Array<string> }> = []
-  for (const [index, item] of items.entries()) {
-    const own = shingleTexts(words[index]!)
+  for (const item of items) {
+    if (kept.length >= limit) break
+    const own = shingleTexts(wordsOf(item.text))
     const twin = kept.find((k) =>
       sizesAllow(k.shingles.size, own.size, threshold) &&
       jaccard(k.shingles.size, own.size, sharedSets(k.shingles, own), threshold)

@@ -41,6 +41,8 @@ const candidatesPer = 3
 const minimumCandidates = 50
 /** Fused results looked at (loaded, de-duplicated) per result asked for. */
 const shortlistPer = 2
+/** BM25 alone is asked again at most this many times as deep as the results when near-duplicates thin them. */
+const maxDeepening = 4
 
 interface RerankNote {
   readonly score: number
@@ -170,12 +172,46 @@ export class Retriever extends Context.Service<Retriever, {
 
       const search = (input: SearchInput) => timed(searchDuration, { strategy: input.strategy }, searchOnce(input))
 
+      /**
+       * The lists fused (multi) or taken as they are, the shortlist loaded, reranked if asked, near-duplicates
+       * collapsed until top k are kept.
+       */
+      const resultsOf = Effect.fnUntraced(function*(input: SearchInput, lists: ReadonlyArray<RankedList>, rerank: boolean) {
+        const fused: ReadonlyArray<Fused> = yield* Effect.sync(() =>
+          input.strategy === "multi"
+            ? fuseRankings(lists, settings.fusionK)
+            : (lists[0]?.hits ?? []).map((hit, i) => ({
+              id: hit.id,
+              score: hit.score,
+              contributions: [{ list: lists[0]!.name, rank: i + 1, score: hit.score }]
+            }))
+        ).pipe(Effect.withSpan("Retriever.fuse", { attributes: { "engram.search.lists": lists.length } }))
+        const shortlist = fused.slice(0, Math.max(input.topK * shortlistPer, rerank ? settings.rerankCandidates : 0))
+        const found = yield* details(shortlist.map((item) => item.id))
+        const ranked = shortlist.flatMap((item) => {
+          const detail = found.get(item.id)
+          if (detail === undefined) return []
+          const reranked: RerankNote | null = null
+          return [{ ...item, fusedScore: item.score, reranked, text: detail.text, detail }]
+        })
+        const ordered = rerank ? yield* rerankTop(input.query, ranked).pipe(Effect.withSpan("Retriever.rerank")) : ranked
+        return collapseNearDuplicates(ordered, 0.9, input.topK)
+      })
+
       const searchOnce = Effect.fn("Retriever.search")(function*(input: SearchInput) {
         const started = yield* Clock.currentTimeMillis
         const sourceIds = yield* resolveSources(input.owner, input.sourceIds)
         const notices: Array<string> = []
         const candidates = Math.max(minimumCandidates, input.topK * candidatesPer)
         const lists: Array<RankedList> = []
+        const rerankNotices: Array<string> = []
+        const rerank = yield* rerankDecision(input, rerankNotices)
+        let lexicalAlone = false
+        let lexicalDepth = 0
+        const lexicalHits = (depth: number) =>
+          lexical.search(input.query, sourceIds, depth, { k1: settings.bm25K1, b: settings.bm25B }).pipe(
+            Effect.map((hits) => hits.map((hit) => ({ id: hit.chunkId, score: hit.score })))
+          )
 
         if (sourceIds.length > 0) {
           if (input.strategy !== "lexical") {
@@ -197,23 +233,15 @@ export class Retriever extends Context.Service<Retriever, {
             : undefined
           const graphHits = graphList !== undefined && graphList.confidence > 0 ? graphList.hits : []
           if (input.strategy !== "vector") {
-            // Fused with nothing else, BM25's list is the result: it need reach no deeper than the shortlist.
-            const alone = lists.length === 0 && graphHits.length === 0
-            const hits = yield* lexical.search(
-              input.query,
-              sourceIds,
-              input.strategy === "lexical"
-                ? input.topK
-                : alone
-                ? Math.max(input.topK * shortlistPer, settings.rerankCandidates)
-                : candidates,
-              { k1: settings.bm25K1, b: settings.bm25B }
-            )
-            lists.push({
-              name: "lexical",
-              weight: settings.fusionWeightLexical,
-              hits: hits.map((hit) => ({ id: hit.chunkId, score: hit.score }))
-            })
+            lexicalAlone = lists.length === 0 && graphHits.length === 0
+            // Fused with nothing else, BM25's list is the result: it need reach only as deep as the results (or
+            // the rerank), and goes deeper below only when near-duplicates leave fewer than top k.
+            lexicalDepth = input.strategy === "lexical"
+              ? input.topK
+              : lexicalAlone
+              ? Math.max(input.topK, rerank ? settings.rerankCandidates : 0)
+              : candidates
+            lists.push({ name: "lexical", weight: settings.fusionWeightLexical, hits: yield* lexicalHits(lexicalDepth) })
           }
           if (graphList !== undefined && graphHits.length > 0) {
             lists.push({
@@ -226,26 +254,18 @@ export class Retriever extends Context.Service<Retriever, {
           notices.push("there are no sources to search")
         }
 
-        const fused: ReadonlyArray<Fused> = yield* Effect.sync(() =>
-          input.strategy === "multi"
-            ? fuseRankings(lists, settings.fusionK)
-            : (lists[0]?.hits ?? []).map((hit, i) => ({
-              id: hit.id,
-              score: hit.score,
-              contributions: [{ list: lists[0]!.name, rank: i + 1, score: hit.score }]
-            }))
-        ).pipe(Effect.withSpan("Retriever.fuse", { attributes: { "engram.search.lists": lists.length } }))
-        const rerank = yield* rerankDecision(input, notices)
-        const shortlist = fused.slice(0, Math.max(input.topK * shortlistPer, rerank ? settings.rerankCandidates : 0))
-        const found = yield* details(shortlist.map((item) => item.id))
-        const ranked = shortlist.flatMap((item) => {
-          const detail = found.get(item.id)
-          if (detail === undefined) return []
-          const reranked: RerankNote | null = null
-          return [{ ...item, fusedScore: item.score, reranked, text: detail.text, detail }]
-        })
-        const ordered = rerank ? yield* rerankTop(input.query, ranked).pipe(Effect.withSpan("Retriever.rerank")) : ranked
-        const collapsed = collapseNearDuplicates(ordered).slice(0, input.topK)
+        notices.push(...rerankNotices)
+        let collapsed = yield* resultsOf(input, lists, rerank)
+        // A list alone that near-duplicates thinned below top k is asked again, twice and four times as deep.
+        const lexicalIndex = lists.findIndex((list) => list.name === "lexical")
+        while (
+          lexicalAlone && collapsed.length < input.topK && lists[lexicalIndex]!.hits.length === lexicalDepth &&
+          lexicalDepth < input.topK * maxDeepening
+        ) {
+          lexicalDepth *= 2
+          lists[lexicalIndex] = { ...lists[lexicalIndex]!, hits: yield* lexicalHits(lexicalDepth) }
+          collapsed = yield* resultsOf(input, lists, rerank)
+        }
         const results = collapsed.map((item) => ({
           chunk_id: item.id,
           document_id: item.detail.document_id,

@@ -36,6 +36,39 @@ const seeded = (name: string) =>
 const search = (url: string, token: string, json: unknown, path = "/api/v1/search") =>
   request(url, path, { token, json })
 
+/**
+ * Three near-copies of a passage about herons and two other texts naming a heron, in a new source: each strategy's
+ * top 2 for "heron" are one copy, listing the other two as its duplicates, and one of the other texts.
+ */
+const collapsesAndFills = (url: string, token: string, strategies: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const sourceId = yield* createSource(url, token, "herons")
+    const passage = "The grey heron stands still in the shallow water of the marsh, waits for a fish to pass, " +
+      "and strikes with its long neck; herons nest in colonies high in the trees near lakes and rivers"
+    const texts = [
+      `${passage}, heron heron, first copy.`,
+      `${passage}, heron heron, second copy.`,
+      `${passage}, heron heron, third copy.`,
+      "A heron flew over the car park this morning.",
+      "Bird watchers counted one heron and many gulls at the harbour."
+    ]
+    const ids: Array<string> = []
+    for (const [i, text] of texts.entries()) {
+      const accepted = yield* ingestText(url, token, sourceId, `heron ${i}`, text)
+      yield* waitForDocument(url, token, sourceId, accepted.body.id)
+      ids.push(accepted.body.id)
+    }
+    for (const strategy of strategies) {
+      const found = yield* search(url, token, { query: "heron", strategy, top_k: 2, source_ids: [sourceId] })
+      assert.strictEqual(found.status, 200, found.text)
+      const results = found.body.results as ReadonlyArray<{ document_id: string; duplicates: ReadonlyArray<string> }>
+      assert.strictEqual(results.length, 2, `${strategy}: ${found.text}`)
+      assert.include(ids.slice(0, 3), results[0]!.document_id, strategy)
+      assert.strictEqual(results[0]!.duplicates.length, 2, strategy)
+      assert.include(ids.slice(3), results[1]!.document_id, strategy)
+    }
+  })
+
 for (const engine of engines) {
   layer(freshServer(engine))(`search (${engine})`, (it) => {
     it.effect("each strategy finds the right document on a small known corpus", () =>
@@ -95,6 +128,13 @@ for (const engine of engines) {
         assert.deepStrictEqual(new Set(both.body.results.map((r: { source_id: string }) => r.source_id)), new Set([sourceId, other]))
         const one = yield* search(url, token, { query: "bank", strategy: "lexical", source_ids: [sourceId] })
         assert.isTrue(one.body.results.every((r: { source_id: string }) => r.source_id === sourceId))
+      }))
+
+    it.effect("near-duplicates collapse into one result and top_k is filled from deeper down", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        yield* waitUntilReady(url)
+        yield* collapsesAndFills(url, yield* login(url, "Collapser"), ["lexical", "multi"])
       }))
 
     it.effect("every SearchRequest bound and unknown field is a 422 naming it", () =>
@@ -224,6 +264,8 @@ for (const engine of engines) {
           assert.strictEqual(multi.body.results[0].document_id, accepted.body.id)
           const capabilities = yield* request(url, "/api/v1/system/capabilities")
           assert.deepStrictEqual(capabilities.body.strategies, ["lexical", "multi"])
+          // BM25 alone is the result: asked again deeper when near-duplicates thin it.
+          yield* collapsesAndFills(url, token, ["multi"])
         }))
     }
   )
