@@ -49,9 +49,9 @@ const idBits = 2 ** 17
 const shortBase = 2 ** 51
 
 /**
- * A text's word trigrams (lower case, NFKC), each as one number from the ids `words` gives its words (shared by the
- * texts compared, so equal trigrams are equal numbers), sorted and distinct; undefined once the ids run out of
- * 17 bits (`collapseNearDuplicates` then compares the trigrams' text).
+ * A text's word trigrams (of `words`, lower case, NFKC), each as one number from the ids `ids` gives its words (one
+ * map for all the texts compared, so equal trigrams are equal numbers), sorted and distinct; undefined once the ids
+ * run out of 17 bits (`collapseNearDuplicates` then compares the trigrams' text).
  */
 const shingleNumbers = (words: ReadonlyArray<string>, ids: Map<string, number>): Float64Array | undefined => {
   const idOf = (word: string) => {
@@ -91,9 +91,10 @@ const shingleTexts = (words: ReadonlyArray<string>): Set<string> => {
   return set
 }
 
-/** Jaccard similarity of two sets of `size` items sharing `shared`, or false early when the sizes rule it out. */
+/** Whether sets of `a` and `b` items can reach a Jaccard similarity of `threshold` at all (by their sizes alone). */
 const sizesAllow = (a: number, b: number, threshold: number) =>
   (a === 0 && b === 0) || Math.min(a, b) >= threshold * Math.max(a, b)
+/** Whether sets of `a` and `b` items sharing `shared` have a Jaccard similarity of at least `threshold`. */
 const jaccard = (a: number, b: number, shared: number, threshold: number) =>
   (a === 0 && b === 0) || shared / (a + b - shared) >= threshold
 
@@ -124,7 +125,8 @@ const sharedSets = (a: Set<string>, b: Set<string>) => {
  * items in order, each with the ids it absorbed: an item joins the first kept item it is a near duplicate of.
  * Stops once `limit` items are kept: the items after the last kept one are not read.
  * Only kept items that share a trigram with an item's first few are compared with it (prefix filtering: two
- * sets with Jaccard ≥ t share one of the first |S| − ⌊t·|S|⌋ + 1 items of each, in any one order of all trigrams).
+ * sets with Jaccard ≥ t share one of the first |S| − ⌈t·|S|⌉ + 1 items of each, in any one order of all trigrams;
+ * |S| − ⌊t·|S|⌋ + 2 are taken, which also covers rounding).
  */
 export const collapseNearDuplicates = <T extends { readonly id: string; readonly text: string }>(
   items: ReadonlyArray<T>,

@@ -152,9 +152,9 @@ const letterOrDigit = /^[\p{L}\p{N}]$/u
 const wordCharAt = (text: string, at: number, side: "before" | "after") => {
   const code = text.charCodeAt(at)
   if (code < 128) return isAsciiWordChar(code)
-  const point = side === "before" && code >= 0xdc00 && code <= 0xdfff && at > 0
-    ? text.codePointAt(at - 1)!
-    : text.codePointAt(at)!
+  const pairEnd = side === "before" && code >= 0xdc00 && code <= 0xdfff && at > 0 &&
+    text.charCodeAt(at - 1) >= 0xd800 && text.charCodeAt(at - 1) <= 0xdbff
+  const point = text.codePointAt(pairEnd ? at - 1 : at)!
   return letterOrDigit.test(String.fromCodePoint(point))
 }
 

@@ -12,7 +12,8 @@ const words = [
   "Jane", "jane", "JANE", "Smith", "Jane Smith", "Smithson", "ajane", "Jane2", "2Jane", "@jane", "C++", "c++x",
   "A.I.", "a.i", "IBM", "ibm's", "the", "and", "of", "Acme Corp", "acme", "corp", "Corp.", "x", "Zoë", "ſmith",
   "İstanbul", "istanbul", "naïve", "K", "k", "Q3", "q3-2024", "e-mail", "email", "mail", "x-ray", "X-Ray",
-  "\u212aelvin", "βcell", "IBMé", "éIBM", "𝐀jane", "jane𝐀", "😀jane", "jane😀", "µIBM", "IBM²", "١jane", "ΣIBM"
+  "\u212aelvin", "βcell", "IBMé", "éIBM", "𝐀jane", "jane𝐀", "😀jane", "jane😀", "µIBM", "IBM²", "١jane", "ΣIBM",
+  "\udc00jane", "jane\ud800", "a\udc00IBM", "𝐀\udc00jane"
 ]
 const separators = [" ", " ", " ", ", ", ". ", "\n", "-", "'", "(", ")", "", "_", "/"]
 const formSets: ReadonlyArray<ReadonlyArray<string>> = [
