@@ -48,12 +48,17 @@ const idBits = 2 ** 17
 /** Texts under three words are one shingle, the words' text as a whole, numbered above every trigram. */
 const shortBase = 2 ** 51
 
+/** A text's shingles, sorted and distinct: numbers, or the trigrams' text where words outnumber the ids. */
+type Shingles = Float64Array | ReadonlyArray<string>
+
+const wordsOf = (text: string) => text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? []
+
 /**
  * A text's word trigrams (of `words`, lower case, NFKC), each as one number from the ids `ids` gives its words (one
- * map for all the texts compared, so equal trigrams are equal numbers), sorted and distinct; undefined once the ids
- * run out of 17 bits (`collapseNearDuplicates` then compares the trigrams' text).
+ * map for all the texts compared, so equal trigrams are equal numbers); undefined once the ids run out of 17 bits.
  */
 const shingleNumbers = (words: ReadonlyArray<string>, ids: Map<string, number>): Float64Array | undefined => {
+  if (words.length === 0) return new Float64Array(0)
   const idOf = (word: string) => {
     let id = ids.get(word)
     if (id === undefined) ids.set(word, id = ids.size)
@@ -61,7 +66,7 @@ const shingleNumbers = (words: ReadonlyArray<string>, ids: Map<string, number>):
   }
   if (words.length < 3) {
     const id = idOf(words.join(" "))
-    return id >= idBits ? undefined : words.length === 0 ? new Float64Array(0) : Float64Array.of(shortBase + id)
+    return id >= idBits ? undefined : Float64Array.of(shortBase + id)
   }
   const numbers = new Float64Array(words.length - 2)
   let a = idOf(words[0]!)
@@ -79,16 +84,12 @@ const shingleNumbers = (words: ReadonlyArray<string>, ids: Map<string, number>):
   return numbers.subarray(0, distinct)
 }
 
-const wordsOf = (text: string) => text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? []
-
-const shingleTexts = (words: ReadonlyArray<string>): Set<string> => {
+/** The same shingles as text (the trigram's words, or the words of a shorter text, joined by spaces). */
+const shingleTexts = (words: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (words.length < 3) return words.length === 0 ? [] : [words.join(" ")]
   const set = new Set<string>()
-  if (words.length < 3) {
-    if (words.length > 0) set.add(words.join(" "))
-    return set
-  }
   for (let i = 0; i + 3 <= words.length; i++) set.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`)
-  return set
+  return [...set].sort()
 }
 
 /** Whether sets of `a` and `b` items can reach a Jaccard similarity of `threshold` at all (by their sizes alone). */
@@ -98,8 +99,8 @@ const sizesAllow = (a: number, b: number, threshold: number) =>
 const jaccard = (a: number, b: number, shared: number, threshold: number) =>
   (a === 0 && b === 0) || shared / (a + b - shared) >= threshold
 
-/** Items shared by two sorted, distinct number arrays. */
-const sharedSorted = (a: Float64Array, b: Float64Array) => {
+/** Items shared by two sorted, distinct arrays of the same kind. */
+const sharedSorted = (a: Shingles, b: Shingles) => {
   let shared = 0
   for (let i = 0, j = 0; i < a.length && j < b.length;) {
     if (a[i] === b[j]) {
@@ -112,13 +113,6 @@ const sharedSorted = (a: Float64Array, b: Float64Array) => {
   return shared
 }
 
-const sharedSets = (a: Set<string>, b: Set<string>) => {
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a]
-  let shared = 0
-  for (const item of small) if (large.has(item)) shared++
-  return shared
-}
-
 /**
  * Keeps the best-ranked of each group of near-duplicate texts (word-trigram Jaccard ≥ threshold), so the
  * same passage stored twice (two uploads, overlapping chunks) does not fill the results. Returns the kept
@@ -126,7 +120,8 @@ const sharedSets = (a: Set<string>, b: Set<string>) => {
  * Stops once `limit` items are kept: the items after the last kept one are not read.
  * Only kept items that share a trigram with an item's first few are compared with it (prefix filtering: two
  * sets with Jaccard ≥ t share one of the first |S| − ⌈t·|S|⌉ + 1 items of each, in any one order of all trigrams;
- * |S| − ⌊t·|S|⌋ + 2 are taken, which also covers rounding).
+ * |S| − ⌊t·|S|⌋ + 2 are taken, which also covers rounding). Trigrams are numbered from per-call word ids; with more
+ * distinct words than the ids can hold, the collapse starts again over the trigrams' text.
  */
 export const collapseNearDuplicates = <T extends { readonly id: string; readonly text: string }>(
   items: ReadonlyArray<T>,
@@ -134,16 +129,27 @@ export const collapseNearDuplicates = <T extends { readonly id: string; readonly
   limit = Infinity
 ): Array<T & { readonly duplicates: ReadonlyArray<string> }> => {
   const ids = new Map<string, number>()
-  const kept: Array<{ item: T; shingles: Float64Array; duplicates: Array<string> }> = []
-  // Kept items by the trigrams of their prefixes; the first kept item without trigrams.
-  const byPrefix = new Map<number, Array<number>>()
+  return collapseWith(items, threshold, limit, (text) => shingleNumbers(wordsOf(text), ids)) ??
+    collapseWith(items, threshold, limit, (text) => shingleTexts(wordsOf(text)))!
+}
+
+/** The collapse with each text's shingles from `shinglesOf`; undefined when it gives up on a text. */
+const collapseWith = <T extends { readonly id: string; readonly text: string }>(
+  items: ReadonlyArray<T>,
+  threshold: number,
+  limit: number,
+  shinglesOf: (text: string) => Shingles | undefined
+): Array<T & { readonly duplicates: ReadonlyArray<string> }> | undefined => {
+  const kept: Array<{ item: T; shingles: Shingles; duplicates: Array<string> }> = []
+  // Kept items by the shingles of their prefixes; the first kept item without shingles.
+  const byPrefix = new Map<number | string, Array<number>>()
   let keptEmpty = -1
-  const prefixOf = (numbers: Float64Array) =>
-    numbers.subarray(0, Math.min(numbers.length, numbers.length - Math.floor(threshold * numbers.length) + 2))
+  const prefixOf = (shingles: Shingles) =>
+    shingles.slice(0, Math.min(shingles.length, shingles.length - Math.floor(threshold * shingles.length) + 2))
   for (const item of items) {
     if (kept.length >= limit) break
-    const own = shingleNumbers(wordsOf(item.text), ids)
-    if (own === undefined) return collapseByText(items, threshold, limit)
+    const own = shinglesOf(item.text)
+    if (own === undefined) return undefined
     let twin = own.length === 0 ? keptEmpty : -1
     if (own.length > 0) {
       const candidates = new Set<number>()
@@ -170,26 +176,6 @@ export const collapseNearDuplicates = <T extends { readonly id: string; readonly
       else list.push(kept.length)
     }
     kept.push({ item, shingles: own, duplicates: [] })
-  }
-  return kept.map(({ item, duplicates }) => ({ ...item, duplicates }))
-}
-
-/** The same collapse over the trigrams' text, every kept item compared (more distinct words than ids can number). */
-const collapseByText = <T extends { readonly id: string; readonly text: string }>(
-  items: ReadonlyArray<T>,
-  threshold: number,
-  limit: number
-): Array<T & { readonly duplicates: ReadonlyArray<string> }> => {
-  const kept: Array<{ item: T; shingles: Set<string>; duplicates: Array<string> }> = []
-  for (const item of items) {
-    if (kept.length >= limit) break
-    const own = shingleTexts(wordsOf(item.text))
-    const twin = kept.find((k) =>
-      sizesAllow(k.shingles.size, own.size, threshold) &&
-      jaccard(k.shingles.size, own.size, sharedSets(k.shingles, own), threshold)
-    )
-    if (twin !== undefined) twin.duplicates.push(item.id)
-    else kept.push({ item, shingles: own, duplicates: [] })
   }
   return kept.map(({ item, duplicates }) => ({ ...item, duplicates }))
 }
