@@ -7,7 +7,7 @@
  * --random-weights-of: a real model's config and tokenizer (e.g. ../shared/models/_tokenizers/bge-small-en-v1.5);
  * an encoder of exactly that shape with random weights is built (lib/encoder-model.ts) and run in fp32, so
  * embedding costs what the real model costs.
- * The service runs as its own process (`node src/main.ts`); peak RSS is its VmHWM from /proc.
+ * The service runs as its own process, as `npm start` runs it; peak RSS is its VmHWM from /proc.
  */
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -16,6 +16,7 @@ import * as Path from "node:path"
 import { defaultPooling } from "../src/adapters/Embedder.ts"
 import { buildEncoderModel } from "./lib/encoder-model.ts"
 import { argument, call, machine, pool, waitForSource } from "./lib/instance.ts"
+import { startCommand } from "./lib/startCommand.ts"
 import { syntheticDocument } from "./lib/synthetic.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -30,6 +31,7 @@ if (architecture !== undefined) buildEncoderModel(Path.resolve(architecture), mo
 const dtype = architecture === undefined ? "q8" : "fp32"
 const pooling = defaultPooling(Path.basename(modelDir))
 const batchSize = 32
+const start = startCommand(root)
 
 const documents = Math.ceil(targetChunks / chunksPerDocument)
 const texts = Array.from({ length: documents }, (_, i) => syntheticDocument(i, chunksPerDocument))
@@ -50,10 +52,11 @@ const rawThroughput = async (passages: ReadonlyArray<string>) => {
 
 const startService = (dataDir: string) =>
   new Promise<{ url: string; pid: number; stop: () => Promise<void> }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["src/main.ts"], {
+    const child = spawn(process.execPath, start.args, {
       cwd: root,
       env: {
         ...process.env,
+        ...start.env,
         ENGRAM_DATA_DIR: dataDir,
         ENGRAM_HOST: "127.0.0.1",
         ENGRAM_PORT: "0",

@@ -14,6 +14,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
+import { startCommand } from "./lib/startCommand.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const sharedDir = process.env.ENGRAM_SHARED_DIR ?? Path.resolve(root, "../shared")
@@ -26,9 +27,8 @@ const { values } = parseArgs({
   }
 })
 const runs = Number(values.runs)
-/** `npm start`'s command line after `node`. */
-const startArgs = (JSON.parse(Fs.readFileSync(Path.join(root, "package.json"), "utf8")).scripts.start as string)
-  .split(" ").slice(1)
+/** `npm start`'s variables and its command line after `node`. */
+const { env: startEnv, args: startArgs } = startCommand(root)
 const idleSeconds = Number(values.idle)
 const extraEnv = Object.fromEntries(values.env.map((pair) => {
   const at = pair.indexOf("=")
@@ -67,6 +67,7 @@ const sample = async (dataDir: string): Promise<Sample> => {
     stdio: ["ignore", "ignore", "inherit"],
     env: {
       PATH: process.env.PATH,
+      ...startEnv,
       HOME: Path.dirname(dataDir),
       ENGRAM_PORT: String(port),
       ENGRAM_DATA_DIR: dataDir,

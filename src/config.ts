@@ -11,6 +11,8 @@ export interface EngramSettings {
   readonly role: Role
   readonly dataDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  /** The embedded database's buffer pool (PostgreSQL's shared_buffers), resident from the start. */
+  readonly pgliteSharedBuffersMb: number
   readonly host: string
   readonly port: number
   readonly jwtSecret: Option.Option<Redacted.Redacted<string>>
@@ -190,6 +192,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   ),
   dataDir: setting(NonEmpty, "ENGRAM_DATA_DIR", defaultDataDir),
   databaseUrl: Config.map(optionalSetting(PostgresUrl, "DATABASE_URL"), Option.map(Redacted.make)),
+  pgliteSharedBuffersMb: setting(integerBetween(1, 16_384), "ENGRAM_PGLITE_SHARED_BUFFERS_MB", 32),
   host: optionalSetting(NonEmpty, "ENGRAM_HOST"),
   port: setting(integerBetween(0, 65535), "ENGRAM_PORT", 8080),
   jwtSecret: Config.map(optionalSetting(JwtSecret, "ENGRAM_JWT_SECRET"), Option.map(Redacted.make)),

@@ -99,9 +99,11 @@ const templateFor = () => {
  * Starts the embedded database's thread (src/adapters/databaseWorker.ts); resolves once it serves the socket, with
  * why the template for new databases could not be used, if it could not.
  */
-const startDatabaseThread = (dataDir: string, socketPath: string) =>
+const startDatabaseThread = (dataDir: string, socketPath: string, sharedBuffersMb: number) =>
   new Promise<{ readonly worker: Worker; readonly templateFailed: string | undefined }>((resolve, reject) => {
-    const worker = new Worker(workerScripts.database, { workerData: { dataDir, socketPath, template: templateFor() } })
+    const worker = new Worker(workerScripts.database, {
+      workerData: { dataDir, socketPath, template: templateFor(), sharedBuffersMb }
+    })
     const failed = (message: string) => {
       void worker.terminate()
       reject(new StartupError({ message }))
@@ -137,7 +139,7 @@ const stopDatabaseThread = (worker: Worker) =>
  * PGlite (Postgres in WASM) with pgvector, persisted in the data directory, on a thread of its own and served on a
  * unix socket: the service talks to it with the same driver as to PostgreSQL.
  */
-const embeddedClient = (dataDir: string) =>
+const embeddedClient = (dataDir: string, sharedBuffersMb: number) =>
   Effect.gen(function*() {
     const dir = Path.resolve(dataDir)
     yield* Effect.try({
@@ -149,7 +151,7 @@ const embeddedClient = (dataDir: string) =>
     const socketPath = socketPathFor(dir)
     const { templateFailed } = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => startDatabaseThread(Path.join(dir, "pglite"), socketPath),
+        try: () => startDatabaseThread(Path.join(dir, "pglite"), socketPath, sharedBuffersMb),
         catch: (error) => error instanceof StartupError ? error : new StartupError({ message: errorText(error) })
       }),
       ({ worker }) => stopDatabaseThread(worker)
@@ -220,7 +222,7 @@ const clientLayer = Layer.unwrap(Effect.gen(function*() {
   }
   return PgClient.layerFrom(
     Option.match(config.databaseUrl, {
-      onNone: () => embeddedClient(config.dataDir),
+      onNone: () => embeddedClient(config.dataDir, config.pgliteSharedBuffersMb),
       onSome: postgresClient
     })
   )

@@ -18,18 +18,29 @@ type Reply = { readonly id: number; readonly ok?: unknown; readonly failure?: Ta
 export type RunTask = <T extends IngestTask>(task: T, limitMillis: number) => Effect.Effect<IngestTaskResult<T>, IngestTaskError>
 
 /**
- * A pool of `size` worker threads running `script` (src/ingest/worker.ts by default), each running one task at a
- * time, stopped with the scope. A task past its time limit has its thread stopped (a new one replaces it).
+ * How long a thread may wait for work before it is stopped: its memory (a V8 heap with the NLP libraries loaded,
+ * 100 MB or more) is given back between bursts of ingestion, and the next task starts a new thread (about a second).
  */
-export const makeThreads = (size: number, script: URL = workerScripts.ingest) =>
+const defaultIdleMillis = 30_000
+
+/**
+ * A pool of up to `size` worker threads running `script` (src/ingest/worker.ts by default), each running one task at
+ * a time, started on demand, stopped after `idleMillis` without a task and with the scope. A task past its time
+ * limit has its thread stopped (a new one replaces it).
+ */
+export const makeThreads = (size: number, script: URL = workerScripts.ingest, idleMillis = defaultIdleMillis) =>
   Effect.gen(function*() {
     const permits = yield* Semaphore.make(size)
-    const idle: Array<Worker> = []
+    /** Threads waiting for a task, each with the timer that stops it. */
+    const idle = new Map<Worker, ReturnType<typeof setTimeout>>()
     const live = new Set<Worker>()
     let next = 0
 
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Promise.all([...live].map((thread) => thread.terminate()))).pipe(Effect.ignore)
+      Effect.promise(() => {
+        for (const timer of idle.values()) clearTimeout(timer)
+        return Promise.all([...live].map((thread) => thread.terminate()))
+      }).pipe(Effect.ignore)
     )
 
     const start = () => {
@@ -46,8 +57,26 @@ export const makeThreads = (size: number, script: URL = workerScripts.ingest) =>
       void thread.terminate()
     }
 
+    const release = (thread: Worker) => {
+      const timer = setTimeout(() => {
+        idle.delete(thread)
+        stop(thread)
+      }, idleMillis)
+      timer.unref()
+      idle.set(thread, timer)
+    }
+
+    /** The thread that waited least (the others are the ones left to stop). */
+    const takeIdle = () => {
+      const thread = [...idle.keys()].at(-1)
+      if (thread === undefined) return undefined
+      clearTimeout(idle.get(thread))
+      idle.delete(thread)
+      return thread
+    }
+
     const acquire = Effect.try({
-      try: () => idle.pop() ?? start(),
+      try: () => takeIdle() ?? start(),
       catch: (error) =>
         new IngestTaskError({ reason: "crashed", code: "thread_unavailable", message: String(error), permanent: false })
     })
@@ -62,7 +91,7 @@ export const makeThreads = (size: number, script: URL = workerScripts.ingest) =>
         const onMessage = (reply: Reply) => {
           if (reply.id !== id) return
           detach()
-          idle.push(thread)
+          release(thread)
           resume(
             reply.failure === undefined
               ? Effect.succeed(reply.ok)

@@ -1,7 +1,7 @@
 /**
  * The embedded database's own thread: PGlite (with pgvector) opened on the data directory and served on a unix
  * socket, so that its queries never run on the service's thread and a long one cannot hold up other requests.
- * In: workerData {dataDir, socketPath, template}: a new database (no directory yet, or an empty one) is a copy of the
+ * In: workerData {dataDir, socketPath, template, sharedBuffersMb}: a new database (no directory yet, or an empty one) is a copy of the
  * `template` directory (src/adapters/pgliteTemplate.ts) when that exists, else initialised by PGlite. Out: {ready: true,
  * templateFailed?} once serving (`templateFailed`: why the template could not be used, the database was then
  * initialised without it), or {failed, message} (`failed` says whether opening or serving failed). The message
@@ -13,11 +13,14 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as Fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
 import { errorText } from "../errorText.ts"
+import { shrinkHeap } from "../heap.ts"
 
-const { dataDir, socketPath, template } = workerData as {
+const { dataDir, socketPath, template, sharedBuffersMb } = workerData as {
   readonly dataDir: string
   readonly socketPath: string
   readonly template: string | undefined
+  /** PostgreSQL's buffer pool, all of it resident in the WebAssembly memory from the start. */
+  readonly sharedBuffersMb: number
 }
 
 const isNew = !Fs.existsSync(dataDir) || Fs.readdirSync(dataDir).length === 0
@@ -31,7 +34,12 @@ const copyTemplate = (template: string) => {
   Fs.renameSync(staging, dataDir)
 }
 
-const create = () => PGlite.create({ dataDir, extensions: { vector } })
+const create = () =>
+  PGlite.create({
+    dataDir,
+    extensions: { vector },
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffersMb}MB`]
+  })
 
 /** Opens the database; a new one as a copy of the template if there is one, else (or if that fails) as PGlite makes it. */
 const open = async (): Promise<{ readonly db: PGlite; readonly templateFailed?: string }> => {
@@ -62,6 +70,7 @@ try {
       .then(() => db.close().catch(() => undefined))
       .then(() => parentPort!.postMessage({ closed: true }))
   })
+  shrinkHeap()
   parentPort!.postMessage({ ready: true, templateFailed })
 } catch (error) {
   parentPort!.postMessage({ failed: step, message: errorText(error) })

@@ -27,3 +27,15 @@ layer(freshServer("pglite"), { excludeTestServices: true, timeout: 120_000 })("t
       assert.strictEqual(Number(row!.n), 30_000_000)
     }))
 })
+
+layer(freshServer("pglite", { pgliteSharedBuffersMb: 24 }), { excludeTestServices: true, timeout: 120_000 })(
+  "the embedded database's buffer pool",
+  (it) => {
+    it.effect("is the size ENGRAM_PGLITE_SHARED_BUFFERS_MB says", () =>
+      Effect.gen(function*() {
+        const { sql } = yield* TestServer
+        const [row] = yield* sql<{ shared_buffers: string }>`SHOW shared_buffers`
+        assert.strictEqual(row!.shared_buffers, "24MB")
+      }))
+  }
+)
