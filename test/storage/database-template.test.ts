@@ -23,7 +23,9 @@ const openWithTemplate = (dataDir: string, template: string) =>
   Effect.promise(() =>
     new Promise<{ ready?: true; templateFailed?: string; failed?: string }>((resolve) => {
       const socketPath = Path.join(Path.dirname(dataDir), "s.sock")
-      const worker = new Worker(workerScripts.database, { workerData: { dataDir, socketPath, template } })
+      const worker = new Worker(workerScripts.database, {
+        workerData: { dataDir, socketPath, template, sharedBuffersMb: 32 }
+      })
       worker.once("message", (first) => {
         worker.once("message", () => void worker.terminate().then(() => resolve(first)))
         worker.postMessage("close")
