@@ -15,7 +15,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { defaultPooling } from "../src/adapters/Embedder.ts"
 import { buildEncoderModel } from "./lib/encoder-model.ts"
-import { argument, call, machine, pool, waitForSource } from "./lib/instance.ts"
+import { argument, call, machine, peakResidentBytes, pool, waitForSource } from "./lib/instance.ts"
 import { startCommand } from "./lib/startCommand.ts"
 import { syntheticDocument } from "./lib/synthetic.ts"
 
@@ -84,11 +84,6 @@ const startService = (dataDir: string) =>
     child.on("exit", (code) => reject(new Error(`the service exited (${code})`)))
   })
 
-const peakRssMiB = (pid: number) => {
-  const status = Fs.readFileSync(`/proc/${pid}/status`, "utf8")
-  return Number(status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? 0) / 1024
-}
-
 const main = async () => {
   const sampleSize = Math.min(4000, targetChunks)
   const sample = texts.slice(0, Math.max(1, Math.ceil(sampleSize / chunksPerDocument)))
@@ -121,7 +116,7 @@ const main = async () => {
     const done = await waitForSource(service.url, token, source.id, documents)
     const seconds = (performance.now() - started) / 1000
     const pipeline = done.chunk_count / seconds
-    const rss = peakRssMiB(service.pid)
+    const rss = peakResidentBytes(service.pid) / 1024 ** 2
     const result = {
       engine: process.env.DATABASE_URL === undefined ? "pglite" : "postgres",
       model: `${Path.basename(modelDir)} (${dtype})`,

@@ -14,7 +14,17 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { LexicalIndex } from "../src/stores/LexicalIndex.ts"
 import { Retriever } from "../src/services/Retriever.ts"
-import { argument, call, machine, percentile, pool, startInstance, timed, waitForSource } from "./lib/instance.ts"
+import {
+  argument,
+  call,
+  machine,
+  peakResidentBytes,
+  percentile,
+  pool,
+  startInstance,
+  timed,
+  waitForSource
+} from "./lib/instance.ts"
 import { syntheticDocument, syntheticQuery } from "./lib/synthetic.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -23,10 +33,6 @@ const queryCount = Number(argument("queries") ?? 200)
 const modelDir = Path.resolve(argument("model-dir") ?? Path.join(root, "../shared/models/_fixtures/tiny-random-bert"))
 const chunksPerDocument = 200
 const dataDir = argument("data-dir")
-
-/** The peak resident memory of this process so far (VmHWM), in MB. */
-const peakResidentMb = () =>
-  Number(/^VmHWM:\s+(\d+) kB/m.exec(Fs.readFileSync("/proc/self/status", "utf8"))?.[1]) * 1024 / 1e6
 
 const program = Effect.gen(function*() {
   const instance = yield* startInstance({
@@ -59,7 +65,7 @@ const program = Effect.gen(function*() {
   }
   const corpus = yield* Effect.promise(() => waitForSource(url, token, source.id, documents))
   const ingestSeconds = existing === undefined ? (performance.now() - ingestStarted) / 1000 : null
-  const ingestPeakMb = peakResidentMb()
+  const ingestPeakMb = peakResidentBytes() / 1e6
   console.log(existing === undefined
     ? `corpus: ${corpus.chunk_count} chunks in ${ingestSeconds!.toFixed(0)} s, peak resident ${ingestPeakMb.toFixed(0)} MB`
     : `corpus: ${corpus.chunk_count} chunks found in ${dataDir}`)

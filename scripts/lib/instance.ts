@@ -112,6 +112,10 @@ export const timed = async (work: () => Promise<unknown>) => {
 export const readJsonl = (file: string) =>
   Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line))
 
+/** The peak resident memory (VmHWM) of process `pid` (or this one) so far, in bytes. */
+export const peakResidentBytes = (pid: number | "self" = "self") =>
+  Number(/^VmHWM:\s+(\d+) kB/m.exec(Fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024
+
 export const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
