@@ -14,6 +14,7 @@ import jobTrace from "./0012_job_trace.ts"
 import universeAggregates from "./0013_universe_aggregates.ts"
 import graphVersion from "./0014_graph_version.ts"
 import termBounds from "./0015_term_bounds.ts"
+import packedPostings from "./0016_packed_postings.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -31,7 +32,8 @@ const all = {
   "0012_job_trace": jobTrace,
   "0013_universe_aggregates": universeAggregates,
   "0014_graph_version": graphVersion,
-  "0015_term_bounds": termBounds
+  "0015_term_bounds": termBounds,
+  "0016_packed_postings": packedPostings
 }
 
 export const migrations = Migrator.fromRecord(all)

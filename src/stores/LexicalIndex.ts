@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { SqlClient, type Statement } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { searchable } from "./Searchable.ts"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
@@ -8,22 +8,13 @@ const postingsBatch = 25
 /** Term rows per statement when document frequencies are written. */
 const termsPerStatement = 1000
 
-/**
- * The rarest terms' postings, up to this many, seed the floor that prunes the others; a query with at most ten times
- * as many postings in all is simply read whole (pruning would not pay there).
- */
-const defaultSeedPostings = 2000
+/** A term's segments of one size class are merged into one when there are this many (see `merge`). */
+const mergeFanIn = 8
 
-/**
- * At most this many terms are looked up by chunk, one statement step each (each step repeats the bounds of the
- * terms after it): a long query's other terms are read whole instead, so the statement stays small.
- */
-const maxLookedUp = 16
+/** Bytes of one packed posting: chunk number (int4), term frequency (int2), chunk length (int4), big-endian. */
+const postingBytes = 10
 
-/** What looking up one posting by chunk costs, in postings read in order. */
-const probeCost = 4
-
-/** Scores are counted in whole units of 2^-30 (see `contribution`). */
+/** Scores are counted in whole units of 2^-30 (see `weightUnits`). */
 const unit = 2 ** 30
 
 export interface Bm25Parameters {
@@ -36,56 +27,145 @@ export interface LexicalHit {
   readonly score: number
 }
 
-export interface ScanOptions {
-  /** Score every posting of every query term: the reference the pruned top k equals. */
-  readonly exhaustive?: boolean
-  /** The rarest terms' postings that seed the floor; ten times as many in all are read whole. */
-  readonly seedPostings?: number
-  /** Prune also where it would not pay (tests: the pruned path on small corpora). */
-  readonly always?: boolean
-}
-
-export interface LexicalScan {
-  readonly hits: ReadonlyArray<LexicalHit>
-  /** Postings read: scanned by term, and looked up by chunk. */
-  readonly postingsRead: number
-  /** Postings of the query's terms in the searched sources: what exhaustive scoring reads. */
-  readonly postingsTotal: number
+/** `Math.round` with halves to the even neighbour, as PostgreSQL rounds a float8. */
+const roundHalfEven = (x: number) => {
+  const r = Math.round(x)
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r
 }
 
 /**
- * BM25 over Postgres full-text lexemes (English stemming and stop words). Each chunk's lexemes are an inverted
- * index (chunk_terms: term → chunk, its source, term frequency, chunk length), written with the chunk. Document frequencies and lengths
- * are kept per source in lexical_terms / lexical_stats and changed in the same transaction as a document enters
- * or leaves the searchable set, so scores are exact BM25 over what search can return, on either engine.
+ * BM25's weight of a term of this `idf` in a chunk of length `len` where it occurs `tf` times, in whole units of
+ * 2^-30: sums of such weights are exact in any order, and equal scores tie exactly (then the chunk number decides).
+ * The expression is the SQL reference's (`scripts/lib/bm25Reference.ts`) operation for operation.
+ */
+export const weightUnits = (
+  { k1, b }: Bm25Parameters,
+  avgdl: number,
+  idf: number,
+  tf: number,
+  len: number
+) => roundHalfEven(idf * (tf * k1 + tf) / (tf + k1 * (1 - b + b * len / avgdl)) * unit)
+
+/** The chunks one query scored: their numbers and scores (in units), index by index. */
+interface Scored {
+  readonly nos: Int32Array
+  readonly units: Float64Array
+}
+
+/**
+ * Scores by chunk number, reused by every query: a query's postings are all added and the result taken without
+ * yielding in between, so queries never see each other's sums.
+ */
+class Accumulator {
+  private units = new Float64Array(1024)
+  private stamps = new Int32Array(1024)
+  private stamp = 0
+  private seen: Array<number> = []
+
+  start() {
+    if (this.stamp === 2 ** 31 - 1) {
+      this.stamps.fill(0)
+      this.stamp = 0
+    }
+    this.stamp++
+    this.seen = []
+  }
+
+  add(no: number, units: number) {
+    if (no >= this.units.length) this.grow(no + 1)
+    if (this.stamps[no] === this.stamp) this.units[no]! += units
+    else {
+      this.stamps[no] = this.stamp
+      this.units[no] = units
+      this.seen.push(no)
+    }
+  }
+
+  take(): Scored {
+    const nos = Int32Array.from(this.seen)
+    const units = new Float64Array(nos.length)
+    for (let i = 0; i < nos.length; i++) units[i] = this.units[nos[i]!]!
+    this.seen = []
+    return { nos, units }
+  }
+
+  private grow(size: number) {
+    const capacity = Math.max(size, this.units.length * 2)
+    const units = new Float64Array(capacity)
+    units.set(this.units)
+    const stamps = new Int32Array(capacity)
+    stamps.set(this.stamps)
+    this.units = units
+    this.stamps = stamps
+  }
+}
+
+/**
+ * The indexes of the best `n` scored chunks, best first: the higher score, then the lower chunk number (a heap with
+ * the worst of those kept at its root).
+ */
+const best = ({ nos, units }: Scored, n: number): Array<number> => {
+  const above = (i: number, j: number) => units[i]! > units[j]! || (units[i] === units[j] && nos[i]! < nos[j]!)
+  const heap: Array<number> = []
+  const swap = (i: number, j: number) => {
+    const t = heap[i]!
+    heap[i] = heap[j]!
+    heap[j] = t
+  }
+  for (let candidate = 0; candidate < nos.length && n > 0; candidate++) {
+    if (heap.length < n) {
+      heap.push(candidate)
+      for (let i = heap.length - 1; i > 0 && above(heap[(i - 1) >> 1]!, heap[i]!); i = (i - 1) >> 1) {
+        swap(i, (i - 1) >> 1)
+      }
+    } else if (above(candidate, heap[0]!)) {
+      heap[0] = candidate
+      for (let i = 0;;) {
+        let worst = i
+        for (const child of [2 * i + 1, 2 * i + 2]) {
+          if (child < heap.length && above(heap[worst]!, heap[child]!)) worst = child
+        }
+        if (worst === i) break
+        swap(i, worst)
+        i = worst
+      }
+    }
+  }
+  return heap.sort((i, j) => above(i, j) ? -1 : 1)
+}
+
+/**
+ * BM25 over Postgres full-text lexemes (English stemming and stop words). Each chunk's lexemes are written with the
+ * chunk (chunk_terms: term → chunk, its source, term frequency, chunk length). When a document enters search, its
+ * chunks get new numbers and their postings are appended, packed, to per (source, term) segments
+ * (lexical_segments), and document frequencies and lengths are added per source (lexical_terms / lexical_stats);
+ * when it leaves, the statistics are taken back in the same transaction, so scores are exact BM25 over what search
+ * can return, on either engine. Search reads a term's segments (a few rows) and scores them in the service; a
+ * posting of a chunk no longer searchable is skipped when the best chunks are checked, and dropped when its term's
+ * segments are next merged.
  */
 export class LexicalIndex extends Context.Service<LexicalIndex, {
   /**
-   * Adds (+1) or removes (-1) the document's current-version chunks from the statistics. Call it inside the
-   * transaction that makes the document ready (+1) or takes it out of search (-1).
+   * Adds (+1) or removes (-1) the document's current-version chunks from the statistics and, when it adds them, from
+   * the packed postings. Call it inside the transaction that makes the document ready (+1) or takes it out of
+   * search (-1).
    */
   readonly count: (documentId: string, sign: 1 | -1) => Effect.Effect<void>
-  /** Records each chunk's length in lexemes (BM25's document length) for a freshly written version. */
+  /** Records each chunk's postings and length in lexemes (BM25's document length) for a freshly written version. */
   readonly measure: (documentId: string, version: number) => Effect.Effect<void>
+  /** The best `limit` searchable chunks of the sources for the query, best first (ties: the older chunk number). */
   readonly search: (
     query: string,
     sourceIds: ReadonlyArray<string>,
     limit: number,
     parameters: Bm25Parameters
   ) => Effect.Effect<ReadonlyArray<LexicalHit>>
-  /** `search`, saying how many postings it read against how many exhaustive scoring reads. */
-  readonly scan: (
-    query: string,
-    sourceIds: ReadonlyArray<string>,
-    limit: number,
-    parameters: Bm25Parameters,
-    options?: ScanOptions
-  ) => Effect.Effect<LexicalScan>
 }>()("engram/LexicalIndex") {
   static readonly layer = Layer.effect(
     LexicalIndex,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const accumulator = new Accumulator()
 
       /** The version's chunk ordinals in ranges of `postingsBatch` chunks, so no statement handles a whole document. */
       const ordinalRanges = Effect.fnUntraced(function*(documentId: string, version: number | null) {
@@ -101,48 +181,104 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         return ranges
       })
 
+      /** A segment's size class: segments of one class are merged together, so each posting is rewritten rarely. */
+      const sizeClass = sql`floor(ln(postings) / ln(${mergeFanIn}))::int`
+
+      /**
+       * The source's segments of the `terms` merged where a size class has `mergeFanIn` of them: their postings of
+       * chunks still searchable, ordered by chunk number, in one segment. Run after the terms' rows in lexical_terms
+       * were written in this transaction: their locks keep two documents from merging one term at once.
+       */
+      const merge = Effect.fnUntraced(function*(sourceId: string, terms: ReadonlyArray<string>) {
+        // A merged segment can fill the next size class in turn: its term is looked at again.
+        for (let pending = terms; pending.length > 0;) {
+          const full = yield* sql<{ term: string; size: number }>`
+            SELECT term, ${sizeClass} AS size FROM lexical_segments
+            WHERE source_id = ${sourceId} AND term = ANY(${pending}::text[])
+            GROUP BY term, size HAVING count(*) >= ${mergeFanIn}
+            ORDER BY term, size`
+          for (const { term, size } of full) yield* mergeClass(sourceId, term, size)
+          pending = [...new Set(full.map((row) => row.term))]
+        }
+      })
+
+      /** One size class of a term's segments in one segment: the postings of searchable chunks, by chunk number. */
+      const mergeClass = Effect.fnUntraced(function*(sourceId: string, term: string, size: number) {
+        const segments = yield* sql<{ packed: string }>`
+          DELETE FROM lexical_segments
+          WHERE source_id = ${sourceId} AND term = ${term} AND ${sizeClass} = ${size}
+          RETURNING encode(packed, 'base64') AS packed`
+        const postings = new Map<number, Buffer>()
+        for (const segment of segments) {
+          const bytes = Buffer.from(segment.packed, "base64")
+          for (let at = 0; at < bytes.length; at += postingBytes) {
+            postings.set(bytes.readInt32BE(at), bytes.subarray(at, at + postingBytes))
+          }
+        }
+        const live = yield* sql<{ no: number }>`
+          SELECT c.no FROM chunks c JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
+          WHERE c.no = ANY(${[...postings.keys()]}::int[])
+          ORDER BY c.no`
+        if (live.length === 0) return
+        const kept = live.map((row) => postings.get(row.no)!)
+        yield* sql`
+          INSERT INTO lexical_segments (source_id, term, postings, packed)
+          VALUES (${sourceId}, ${term}, ${kept.length}, decode(${Buffer.concat(kept).toString("base64")}, 'base64'))`
+      })
+
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
-        // Document frequencies are summed here over bounded batches of chunks, then each term row is written once,
-        // in term order (so concurrent documents of a source take the rows in the same order and cannot deadlock).
-        const frequencies = new Map<string, { df: number; maxTf: number; minLen: number }>()
+        // Entering search, the chunks get numbers never used before: postings packed under an earlier number (this
+        // chunk before it left search) stay behind as postings of no searchable chunk.
+        if (sign === 1) {
+          yield* sql`
+            UPDATE chunks c SET no = nextval('chunk_numbers')
+            FROM documents d WHERE d.id = c.document_id AND c.version = d.active_version AND c.document_id = ${documentId}`
+        }
+        // Document frequencies are summed here over bounded batches of chunks (entering, each batch's postings are
+        // appended as segments by the same statement), then each term row is written once, in term order (so
+        // concurrent documents of a source take the rows in the same order and cannot deadlock).
+        const frequencies = new Map<string, number>()
         let sourceId: string | undefined
         for (const [from, to] of yield* ordinalRanges(documentId, null)) {
-          const rows = yield* sql<{ source_id: string; term: string; df: number; max_tf: number; min_len: number }>`
-            SELECT c.source_id, t.term, count(*)::int AS df, max(t.tf)::int AS max_tf, min(t.len)::int AS min_len
+          const postings = sql`
             FROM chunks c
             JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
             JOIN chunk_terms t ON t.chunk_id = c.id
             WHERE c.document_id = ${documentId} AND c.ordinal >= ${from} AND c.ordinal < ${to}
             GROUP BY c.source_id, t.term`
+          const rows = yield* sql<{ source_id: string; term: string; df: number }>`${
+            sign === 1
+              ? sql`
+                WITH appended AS (
+                  INSERT INTO lexical_segments (source_id, term, postings, packed)
+                  SELECT c.source_id, t.term, count(*),
+                    string_agg(int4send(c.no) || int2send(t.tf::int2) || int4send(t.len), ''::bytea ORDER BY c.no)
+                  ${postings}
+                  RETURNING source_id, term, postings AS df
+                )
+                SELECT * FROM appended`
+              : sql`
+                SELECT c.source_id, t.term, count(*)::int AS df
+                ${postings}`
+          }`
           for (const row of rows) {
             sourceId = row.source_id
-            const seen = frequencies.get(row.term)
-            frequencies.set(row.term, {
-              df: (seen?.df ?? 0) + row.df,
-              maxTf: Math.max(seen?.maxTf ?? 0, row.max_tf),
-              minLen: Math.min(seen?.minLen ?? row.min_len, row.min_len)
-            })
+            frequencies.set(row.term, (frequencies.get(row.term) ?? 0) + row.df)
           }
         }
         const terms = [...frequencies.keys()].sort()
         for (let i = 0; sourceId !== undefined && i < terms.length; i += termsPerStatement) {
           const slice = terms.slice(i, i + termsPerStatement)
-          const counts = slice.map((term) => frequencies.get(term)!)
-          // The score bounds only widen, also when chunks leave: a bound left wider than needed is still a bound.
           yield* sql`
-            INSERT INTO lexical_terms (source_id, term, df, max_tf, min_len)
-            SELECT ${sourceId}, u.term, ${sign} * u.df, u.max_tf, u.min_len
-            FROM unnest(
-              ${slice}::text[], ${counts.map((c) => c.df)}::int[], ${counts.map((c) => c.maxTf)}::int[],
-              ${counts.map((c) => c.minLen)}::int[]
-            ) AS u (term, df, max_tf, min_len)
-            ON CONFLICT (source_id, term) DO UPDATE SET
-              df = lexical_terms.df + EXCLUDED.df,
-              max_tf = greatest(lexical_terms.max_tf, EXCLUDED.max_tf),
-              min_len = least(lexical_terms.min_len, EXCLUDED.min_len)`
+            INSERT INTO lexical_terms (source_id, term, df)
+            SELECT ${sourceId}, u.term, ${sign} * u.df
+            FROM unnest(${slice}::text[], ${slice.map((term) => frequencies.get(term)!)}::int[]) AS u (term, df)
+            ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
           if (sign === -1) {
             yield* sql`
               DELETE FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${slice}::text[]) AND df <= 0`
+          } else {
+            yield* merge(sourceId, slice)
           }
         }
         yield* sql`
@@ -158,7 +294,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
 
       const measure = Effect.fn("LexicalIndex.measure")(function*(documentId: string, version: number) {
         // The version's chunks were just (re)written, so their postings are new rows; each carries its chunk's
-        // source and length, which scoring reads from the postings alone.
+        // source and length.
         for (const [from, to] of yield* ordinalRanges(documentId, version)) {
           yield* sql`
             WITH postings AS (
@@ -178,290 +314,67 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
       }, Effect.orDie)
 
-      /** BM25's parameters and the searched sources' average chunk length, for one query. */
-      interface Scoring extends Bm25Parameters {
-        readonly avgdl: number
-        /** Count the postings looked up (a measurement: `scan` reports them, `search` needs no count). */
-        readonly counted: boolean
-      }
-
-      /** One query term: its IDF over the searched sources, its postings there, and the most it adds to a score. */
-      interface Weighted {
-        readonly term: string
-        readonly idf: number
-        readonly df: number
-        /** The most the term adds to any chunk's score (from its largest frequency and shortest chunk). */
-        readonly bound: number
-        readonly maxTf: number
-      }
-
-      /**
-       * BM25's term weight of one posting `p`, over the query terms `q` (term, idf), in whole units of 2^-30: sums
-       * of such weights are exact in any order, so a chunk's score does not depend on which postings were scanned
-       * and which looked up, and equal scores tie exactly (then the chunk id decides).
-       */
-      const contribution = ({ k1, b, avgdl }: Scoring) =>
-        sql`round(q.idf * (p.tf * ${k1}::float8 + p.tf)
-          / (p.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * p.len / ${avgdl}::float8))
-          * ${unit}::float8) / ${unit}::float8`
-
-      /**
-       * The most a term of this `idf` adds to a chunk of length `len` when its frequency is at most `maxTf` (the
-       * weight grows with the frequency and shrinks with the length), rounded up to a whole unit and one more: never
-       * below `contribution` of such a posting.
-       */
-      const weightBound = (
-        { k1, b }: Bm25Parameters,
-        avgdl: Statement.Fragment,
-        idf: Statement.Fragment,
-        maxTf: Statement.Fragment,
-        len: Statement.Fragment
-      ) =>
-        sql`((ceil(${idf} * (${maxTf} * ${k1}::float8 + ${maxTf})
-          / (${maxTf} + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * ${len} / ${avgdl}))
-          * ${unit}::float8) + 1) / ${unit}::float8)`
-
-      /** The query's terms found in the sources, with IDF, postings and bound there, largest bound first. */
-      const queryTerms = (query: string, sourceIds: ReadonlyArray<string>, parameters: Bm25Parameters) =>
-        sql<Weighted & { readonly avgdl: number }>`
-          WITH terms AS (
-            SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
-          ),
-          stats AS (
-            SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
-            FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
-          ),
-          weighted AS (
-            SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
-              sum(l.df)::float8 AS df, max(l.max_tf)::float8 AS max_tf, min(l.min_len)::float8 AS min_len,
-              greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
-            FROM terms t
-            JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
-            CROSS JOIN stats
-            GROUP BY t.term, stats.n, stats.total
-            HAVING sum(l.df) > 0
-          )
-          SELECT term, idf, df, avgdl, max_tf AS "maxTf",
-            ${weightBound(parameters, sql`avgdl`, sql`idf`, sql`max_tf`, sql`min_len`)}::float8 AS bound
-          FROM weighted
-          ORDER BY bound DESC, term`.pipe(Effect.orDie)
-
-      /** The postings of the `terms` in the sources, each weighted: `p` with `weight`, per chunk `p.chunk_id`. */
-      const postingsOf = (terms: ReadonlyArray<Weighted>, sourceIds: ReadonlyArray<string>) =>
-        sql`unnest(${terms.map((w) => w.term)}::text[], ${terms.map((w) => w.idf)}::float8[]) AS q (term, idf)
-          JOIN chunk_terms p ON p.term = q.term AND p.source_id IN ${sql.in(sourceIds)}`
-
-      /**
-       * The most the `terms` can add to a chunk of length `<alias>.len`: per chunk, tighter than their bounds over
-       * every chunk.
-       */
-      const boundFor = (terms: ReadonlyArray<Weighted>, scoring: Scoring, alias: string) =>
-        terms.map((w) =>
-          weightBound(
-            scoring,
-            sql`${scoring.avgdl}::float8`,
-            sql`${w.idf}::float8`,
-            sql`${w.maxTf}::float8`,
-            sql`${sql(alias)}.len`
-          )
-        ).reduce((sum, term) => sql`${sum} + ${term}`, sql`0::float8`)
-
-      interface Completed {
-        readonly id: string
-        readonly score: number
-        /** Postings looked up by chunk (0 unless counted). */
-        readonly lookups: number
-        /** Search can return it (ready document, active version). */
-        readonly visible: boolean
-      }
-
-      /**
-       * The best `fetch` of the chunks `x` (id, partial score, length), their scores completed with the `looked`
-       * terms, best first.
-       * MaxScore's lookups: the terms in turn, largest bound first, each joined only to the chunks that can still
-       * reach `atLeast` with what the remaining terms could add (by index probes per chunk, or by reading the
-       * term's postings where the planner finds that cheaper for many chunks).
-       */
-      const completed = (
-        x: Statement.Fragment,
-        sourceIds: ReadonlyArray<string>,
-        looked: ReadonlyArray<Weighted>,
-        atLeast: number,
-        scoring: Scoring,
-        fetch: number
-      ) => {
-        // Every step but the last is materialized once, whether or not its rows are counted, so counting does not
-        // change the plan.
-        const step = (i: number) => i < looked.length ? sql`${sql(`s${i}`)} AS MATERIALIZED` : sql`${sql(`s${i}`)} AS`
-        const steps = [sql`${step(0)} (
-          SELECT x.id, x.partial, x.len FROM ${x} x
-          WHERE x.partial + ${boundFor(looked, scoring, "x")} >= ${atLeast}::float8)`]
-        for (const [i, term] of looked.entries()) {
-          steps.push(sql`${step(i + 1)} (
-            SELECT * FROM (
-              SELECT x.id, x.partial + coalesce(${contribution(scoring)}, 0) AS partial, x.len
-              FROM ${sql(`s${i}`)} x CROSS JOIN (SELECT ${term.idf}::float8 AS idf) q
-              LEFT JOIN chunk_terms p ON p.chunk_id = x.id AND p.term = ${term.term}
-                AND p.source_id IN ${sql.in(sourceIds)}
-            ) y
-            WHERE y.partial + ${boundFor(looked.slice(i + 1), scoring, "y")} >= ${atLeast}::float8)`)
-        }
-        const lookups = scoring.counted
-          ? looked.map((_, i) => sql`(SELECT count(*) FROM ${sql(`s${i}`)})`)
-            .reduce((sum, count) => sql`${sum} + ${count}`, sql`0`)
-          : sql`0`
-        // Whether search can return the chunk (ready document, active version) is read for the best `fetch` alone.
-        return sql`WITH ${sql.csv(steps)}
-          SELECT x.id, x.partial::float8 AS score, (${lookups})::int AS lookups, d.id IS NOT NULL AS visible
-          FROM (SELECT * FROM ${sql(`s${looked.length}`)} ORDER BY partial DESC, id LIMIT ${fetch}) x
-          JOIN chunks c ON c.id = x.id
-          LEFT JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
-          ORDER BY score DESC, x.id`
-      }
-
-      /**
-       * The best `limit` visible chunks among those holding one of `scanned` (every posting read, summed), each
-       * score completed by lookups of the `looked` terms for the chunks whose partial score could still reach
-       * `atLeast`. Postings of chunks search cannot return are dropped afterwards, so the scan over-fetches and
-       * widens until `limit` visible chunks are found or the candidates run out.
-       */
-      const scoreTop = Effect.fnUntraced(function*(
-        scanned: ReadonlyArray<Weighted>,
-        looked: ReadonlyArray<Weighted>,
-        atLeast: number,
-        sourceIds: ReadonlyArray<string>,
-        limit: number,
-        scoring: Scoring
-      ) {
-        const candidates = sql`(
-          SELECT p.chunk_id AS id, sum(${contribution(scoring)})::float8 AS partial, max(p.len) AS len
-          FROM ${postingsOf(scanned, sourceIds)}
-          GROUP BY p.chunk_id)`
-        let fetch = Math.max(limit * 2, 100)
-        for (;;) {
-          const scored = yield* sql<Completed>`${completed(candidates, sourceIds, looked, atLeast, scoring, fetch)}`
-            .pipe(Effect.orDie)
-          const hits = scored.filter((row) => row.visible)
-          if (hits.length >= limit || scored.length < fetch) {
-            return { hits: hits.slice(0, limit), lookups: scored[0]?.lookups ?? 0 }
-          }
-          fetch *= 4
-        }
-      })
-
-      /**
-       * A floor under the k-th best score: the chunks with the best partial scores over `seed`, scored exactly
-       * (the other terms looked up); the k-th best of the visible ones, or 0 when fewer than k are.
-       */
-      const floorOf = Effect.fnUntraced(function*(
-        seed: ReadonlyArray<Weighted>,
-        others: ReadonlyArray<Weighted>,
-        sourceIds: ReadonlyArray<string>,
-        limit: number,
-        scoring: Scoring
-      ) {
-        const fetch = Math.max(limit * 2, 100)
-        const best = yield* sql<{ id: string; partial: number; len: number }>`
-          SELECT p.chunk_id AS id, sum(${contribution(scoring)})::float8 AS partial, max(p.len) AS len
-          FROM ${postingsOf(seed, sourceIds)}
-          GROUP BY p.chunk_id
-          ORDER BY partial DESC, p.chunk_id
-          LIMIT ${fetch}`.pipe(Effect.orDie)
-        // Partial scores are lower bounds too: a chunk that cannot reach the k-th best of them is not looked up. With
-        // too many other terms to look up, the partial scores alone give the floor (lower, still safe).
-        const atLeast = best.length < limit ? 0 : best[limit - 1]!.partial
-        const looked = others.length <= maxLookedUp ? others : []
-        const chunks = sql`(SELECT * FROM unnest(${best.map((row) => row.id)}::text[],
-          ${best.map((row) => row.partial)}::float8[], ${best.map((row) => row.len)}::int[]) AS x (id, partial, len))`
-        const scored = yield* sql<Completed>`${completed(chunks, sourceIds, looked, atLeast, scoring, fetch)}`.pipe(
-          Effect.orDie
-        )
-        const scores = scored.filter((row) => row.visible).map((row) => row.score)
-        const floor = scores.length < limit ? 0 : scores[limit - 1]!
-        return { floor, lookups: scored[0]?.lookups ?? 0 }
-      })
-
-      const rank = Effect.fnUntraced(function*(
-        query: string,
-        sourceIds: ReadonlyArray<string>,
-        limit: number,
-        parameters: Bm25Parameters,
-        { always = false, exhaustive = false, seedPostings = defaultSeedPostings }: ScanOptions,
-        counted: boolean
-      ) {
-        if (sourceIds.length === 0 || limit <= 0) return { hits: [], postingsRead: 0, postingsTotal: 0 }
-        const weighted = yield* queryTerms(query, sourceIds, parameters)
-        if (weighted.length === 0) return { hits: [], postingsRead: 0, postingsTotal: 0 }
-        const postingsTotal = weighted.reduce((sum, term) => sum + term.df, 0)
-        const toHits = (rows: ReadonlyArray<{ id: string; score: number }>) =>
-          rows.map((row) => ({ chunkId: row.id, score: row.score }))
-        const scoring = { ...parameters, avgdl: weighted[0]!.avgdl, counted }
-        // Up to ten times the seed's postings in all, they are simply all read: pruning would not pay. So are
-        // queries whose rarest term alone has more postings than the seed may read: no cheap floor.
-        const rarest = Math.min(...weighted.map((term) => term.df))
-        const wouldNotPay = postingsTotal <= seedPostings * 10 || rarest > seedPostings
-        if (exhaustive || weighted.length === 1 || (wouldNotPay && !always)) {
-          const { hits } = yield* scoreTop(weighted, [], 0, sourceIds, limit, scoring)
-          return { hits: toHits(hits), postingsRead: postingsTotal, postingsTotal }
-        }
-        // MaxScore: first a floor under the k-th best score, from the chunks of the rarest terms (their postings are
-        // few), each scored exactly; then the terms whose bounds together stay below that floor cannot lift a chunk
-        // that has none of the other terms into the top k, so only the other terms' postings are read, and the
-        // skipped terms are looked up for the chunks that could still make it.
-        let seedCount = 1
-        let seedRead = weighted[0]!.df
-        while (seedCount < weighted.length && seedRead + weighted[seedCount]!.df <= seedPostings) {
-          seedRead += weighted[seedCount]!.df
-          seedCount++
-        }
-        const seed = yield* floorOf(weighted.slice(0, seedCount), weighted.slice(seedCount), sourceIds, limit, scoring)
-        const { floor } = seed
-        // weighted is by bound, largest first: skip the longest tail (up to maxLookedUp terms) whose bounds sum
-        // below the floor.
-        let skipped = weighted.length
-        let skippedBound = 0
-        while (
-          skipped > 1 && weighted.length - skipped < maxLookedUp &&
-          skippedBound + weighted[skipped - 1]!.bound < floor
-        ) {
-          skippedBound += weighted[skipped - 1]!.bound
-          skipped--
-        }
-        const scanned = weighted.slice(0, skipped)
-        const looked = weighted.slice(skipped)
-        // Each chunk of the scanned terms' postings may need each skipped term looked up: when that could cost more
-        // than reading the skipped terms' postings (a probe costs several reads), everything is read instead.
-        const scannedPostings = scanned.reduce((sum, term) => sum + term.df, 0)
-        const lookedPostings = postingsTotal - scannedPostings
-        if (scannedPostings * looked.length * probeCost > lookedPostings && !always) {
-          const { hits } = yield* scoreTop(weighted, [], floor, sourceIds, limit, scoring)
-          return { hits: toHits(hits), postingsRead: seedRead + seed.lookups + postingsTotal, postingsTotal }
-        }
-        const final = yield* scoreTop(scanned, looked, floor, sourceIds, limit, scoring)
-        const postingsRead = seedRead + seed.lookups + scannedPostings + final.lookups
-        return { hits: toHits(final.hits), postingsRead, postingsTotal }
-      })
-
-      const scan = Effect.fn("LexicalIndex.scan")(function*(
-        query: string,
-        sourceIds: ReadonlyArray<string>,
-        limit: number,
-        parameters: Bm25Parameters,
-        options: ScanOptions = {}
-      ) {
-        return yield* rank(query, sourceIds, limit, parameters, options, true)
-      })
-
       const search = Effect.fn("LexicalIndex.search")(function*(
         query: string,
         sourceIds: ReadonlyArray<string>,
         limit: number,
         parameters: Bm25Parameters
       ) {
-        return (yield* rank(query, sourceIds, limit, parameters, {}, false)).hits
-      })
+        if (sourceIds.length === 0 || limit <= 0) return []
+        // The query's terms found in the sources, with their IDF there, and the sources' average chunk length.
+        const weighted = yield* sql<{ term: string; idf: number; avgdl: number }>`
+          WITH terms AS (
+            SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
+          ),
+          stats AS (
+            SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
+            FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
+          )
+          SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
+            greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
+          FROM terms t
+          JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
+          CROSS JOIN stats
+          GROUP BY t.term, stats.n, stats.total
+          HAVING sum(l.df) > 0`
+        if (weighted.length === 0) return []
+        const segments = yield* sql<{ term: string; packed: string }>`
+          SELECT term, encode(packed, 'base64') AS packed FROM lexical_segments
+          WHERE term = ANY(${weighted.map((w) => w.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
+        const avgdl = weighted[0]!.avgdl
+        const idf = new Map(weighted.map((w) => [w.term, w.idf]))
+        accumulator.start()
+        for (const segment of segments) {
+          const termIdf = idf.get(segment.term)!
+          const bytes = Buffer.from(segment.packed, "base64")
+          for (let at = 0; at < bytes.length; at += postingBytes) {
+            accumulator.add(
+              bytes.readInt32BE(at),
+              weightUnits(parameters, avgdl, termIdf, bytes.readInt16BE(at + 4), bytes.readInt32BE(at + 6))
+            )
+          }
+        }
+        const scored = accumulator.take()
+        // The best chunks are checked for being searchable, more of them while too few of those checked are.
+        const chunkIds = new Map<number, string | null>()
+        for (let fetch = Math.max(limit * 2, 100);; fetch *= 4) {
+          const ranked = best(scored, fetch)
+          const unchecked = ranked.map((i) => scored.nos[i]!).filter((no) => !chunkIds.has(no))
+          for (const no of unchecked) chunkIds.set(no, null)
+          const visible = yield* sql<{ no: number; id: string }>`
+            SELECT c.no, c.id FROM chunks c
+            JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
+            WHERE c.no = ANY(${unchecked}::int[])`
+          for (const row of visible) chunkIds.set(row.no, row.id)
+          const hits = ranked.flatMap((i) => {
+            const chunkId = chunkIds.get(scored.nos[i]!)
+            return chunkId ? [{ chunkId, score: scored.units[i]! / unit }] : []
+          })
+          if (hits.length >= limit || ranked.length < fetch) return hits.slice(0, limit)
+        }
+      }, Effect.orDie)
 
-      return LexicalIndex.of({ count, measure, search, scan })
+      return LexicalIndex.of({ count, measure, search })
     })
   )
 }

@@ -2,7 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { mulberry32 } from "../../scripts/lib/onnx.ts"
 import type { EngramSettings } from "../../src/config.ts"
-import { LexicalIndex, type LexicalScan } from "../../src/stores/LexicalIndex.ts"
+import { SqlClient } from "effect/sql"
+import { exhaustiveBm25 } from "../../scripts/lib/bm25Reference.ts"
+import { LexicalIndex } from "../../src/stores/LexicalIndex.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshSettings, serverLayer, TestServer } from "../support/server.ts"
@@ -23,7 +25,7 @@ const vocabulary = (
 
 /**
  * A word drawn by Zipf's law over the vocabulary (`skew` 0 is uniform): a few words are in most chunks, as
- * common words are in real text, which is what gives pruning something to skip.
+ * common words are in real text: their postings fill many segments, merged as they grow.
  */
 const zipf = (random: ReturnType<typeof generator>, skew: number) => {
   const weights = vocabulary.map((_, i) => 1 / Math.pow(i + 1, skew))
@@ -52,53 +54,58 @@ const queryText = (random: ReturnType<typeof generator>, word: () => string) =>
 
 const parameters = { k1: 1.2, b: 0.75 }
 
-/** Runs `use` against a server started with `settings`, with its BM25 index. */
-const onServer = <A>(
-  settings: EngramSettings,
-  use: (url: string, lexical: LexicalIndex["Service"]) => Effect.Effect<A>
-) =>
+interface Index {
+  readonly lexical: LexicalIndex["Service"]
+  readonly sql: SqlClient.SqlClient
+}
+
+/** Runs `use` against a server started with `settings`, with its BM25 index and database. */
+const onServer = <A>(settings: EngramSettings, use: (url: string, index: Index) => Effect.Effect<A>) =>
   Effect.scoped(Effect.flatMap(Layer.build(serverLayer(settings)), (context) =>
-    use(Context.get(context, TestServer).url, Context.get(context, LexicalIndex))))
+    use(Context.get(context, TestServer).url, {
+      lexical: Context.get(context, LexicalIndex),
+      sql: Context.get(context, SqlClient.SqlClient)
+    })))
 
 /**
- * For generated queries, every source selection and several k: the pruned top k equals exhaustive BM25 (same chunks,
- * same order, same scores). Returns the postings both read in all.
+ * For generated queries, every source selection and several k: search over the packed postings equals exhaustive
+ * BM25 in SQL over the postings table (same chunks, same order, same scores). Returns how many hits were compared.
  */
-const comparePrunedToExhaustive = (
-  lexical: LexicalIndex["Service"],
+const compareToExhaustive = (
+  { lexical, sql }: Index,
   random: ReturnType<typeof generator>,
   word: () => string,
   sources: ReadonlyArray<string>
 ) =>
   Effect.gen(function*() {
     const selections = [[sources[0]!], [sources[1]!, sources[2]!], sources]
-    let read = 0
-    let total = 0
-    let pruned = 0
+    let compared = 0
     for (let q = 0; q < 20; q++) {
       const query = queryText(random, word)
       for (const sourceIds of selections) {
         for (const limit of [1, 3, 10, 40]) {
-          const reference: LexicalScan = yield* lexical.scan(query, sourceIds, limit, parameters, { exhaustive: true })
-          // The pruned path everywhere (`always`), and where search itself would choose it.
-          for (const options of [{ seedPostings: 1, always: true }, { seedPostings: 40, always: true }, { seedPostings: 40 }]) {
-            const scan = yield* lexical.scan(query, sourceIds, limit, parameters, options)
-            const context = `query "${query}", ${sourceIds.length} source(s), k ${limit}, ${JSON.stringify(options)}`
-            assert.deepStrictEqual(scan.hits, reference.hits, context)
-            assert.strictEqual(scan.postingsTotal, reference.postingsTotal)
-            read += scan.postingsRead
-            total += scan.postingsTotal
-            if (scan.postingsRead < scan.postingsTotal) pruned++
-          }
+          const reference = yield* exhaustiveBm25(sql, query, sourceIds, limit, parameters)
+          const hits = yield* lexical.search(query, sourceIds, limit, parameters)
+          assert.deepStrictEqual(hits, reference, `query "${query}", ${sourceIds.length} source(s), k ${limit}`)
+          compared += hits.length
         }
       }
     }
-    return { read, total, pruned }
+    return compared
   })
 
-/** Pruning must have skipped postings on some queries, or the comparison proved nothing. */
-const check = (round: { readonly read: number; readonly total: number; readonly pruned: number }) =>
-  Effect.sync(() => assert.isAbove(round.pruned, 0))
+/** The comparison must have compared hits, or it proved nothing. */
+const check = (compared: number) => Effect.sync(() => assert.isAbove(compared, 100))
+
+/** The segments per (source, term) of the size class with the most: merging keeps it under the fan-in of 8. */
+const mostSegments = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    sql<{ most: number }>`
+      SELECT coalesce(max(n), 0)::int AS most FROM (
+        SELECT count(*) AS n FROM lexical_segments GROUP BY source_id, term, floor(ln(postings) / ln(8))
+      ) s`.pipe(Effect.orDie),
+    (rows) => rows[0]!.most
+  )
 
 const removeDocument = (url: string, token: string, document: { readonly sourceId: string; readonly id: string }) =>
   Effect.map(
@@ -109,10 +116,10 @@ const removeDocument = (url: string, token: string, document: { readonly sourceI
 const act = (url: string, token: string, document: { readonly sourceId: string; readonly id: string }, action: string) =>
   request(url, `/api/v1/sources/${document.sourceId}/documents/${document.id}/${action}`, { method: "POST", token })
 
-describe("exact pruned BM25", () => {
+describe("BM25 over packed postings", () => {
   for (const engine of engines) {
     for (const [seed, skew] of [[7, 1.1], [11, 0.6]] as const) {
-      it.live(`the pruned top k equals exhaustive scoring through deletions, reprocessing and documents out of search (${engine}, corpus ${seed})`, () =>
+      it.live(`search equals exhaustive BM25 through deletions, reprocessing, merges and documents out of search (${engine}, corpus ${seed})`, () =>
         Effect.gen(function*() {
           const settings = yield* freshSettings(engine, {
             embedModel: "none",
@@ -122,7 +129,7 @@ describe("exact pruned BM25", () => {
           })
           const random = generator(seed)
           const word = zipf(random, skew)
-          const { token, sources, documents } = yield* onServer(settings, (url, lexical) =>
+          const { token, sources, documents } = yield* onServer(settings, (url, index) =>
             Effect.gen(function*() {
               const token = yield* login(url, "Pruning")
               const sources = [
@@ -140,10 +147,15 @@ describe("exact pruned BM25", () => {
                 })
               for (let i = 0; i < 30; i++) yield* add(sources[i % 3]!, `doc ${i}`)
               for (const document of documents) yield* waitForDocument(url, token, document.sourceId, document.id)
-              yield* check(yield* comparePrunedToExhaustive(lexical, random, word, sources))
+              yield* check(yield* compareToExhaustive(index, random, word, sources))
+              // Ten documents per source, a segment per term each: common terms' segments have been merged.
+              const merged = yield* index.sql<{ n: number }>`
+                SELECT count(*)::int AS n FROM lexical_segments WHERE postings >= 8`.pipe(Effect.orDie)
+              assert.isAbove(merged[0]!.n, 0)
+              assert.isBelow(yield* mostSegments(index.sql), 8)
 
-              // Deleted documents leave their statistics and postings; reprocessed ones get new chunks and postings;
-              // new documents widen the bounds.
+              // Deleted documents leave their statistics, their packed postings stay until their terms are merged;
+              // reprocessed ones get new chunks and postings; new documents append and merge.
               for (const document of documents.splice(0, 4)) yield* removeDocument(url, token, document)
               for (const document of documents.slice(0, 2)) {
                 const reply = yield* act(url, token, document, "reprocess")
@@ -154,13 +166,18 @@ describe("exact pruned BM25", () => {
                 const id = yield* add(sources[i]!, `late ${i}`)
                 yield* waitForDocument(url, token, sources[i]!, id)
               }
-              yield* check(yield* comparePrunedToExhaustive(lexical, random, word, sources))
+              for (let i = 0; i < 12; i++) {
+                const id = yield* add(sources[i % 3]!, `later ${i}`)
+                yield* waitForDocument(url, token, sources[i % 3]!, id)
+              }
+              yield* check(yield* compareToExhaustive(index, random, word, sources))
+              assert.isBelow(yield* mostSegments(index.sql), 8)
               return { token, sources, documents }
             }))
 
           // With no worker running, documents queued for reprocessing or paused stay out of search while their
-          // postings stay in the index: scanning meets postings of chunks search cannot return.
-          yield* onServer({ ...settings, workerConcurrency: 0 }, (url, lexical) =>
+          // postings stay in the index: scoring meets postings of chunks search cannot return.
+          yield* onServer({ ...settings, workerConcurrency: 0 }, (url, index) =>
             Effect.gen(function*() {
               for (const document of documents.slice(2, 8)) {
                 const reply = yield* act(url, token, document, "reprocess")
@@ -168,17 +185,30 @@ describe("exact pruned BM25", () => {
               }
               const pause = yield* act(url, token, documents[2]!, "pause")
               assert.strictEqual(pause.status, 200, pause.text)
-              yield* check(yield* comparePrunedToExhaustive(lexical, random, word, sources))
+              yield* check(yield* compareToExhaustive(index, random, word, sources))
+              // A database from before the packed postings: migration 16 undone, then run again at the next start.
+              yield* index.sql`DROP TABLE lexical_segments`.pipe(Effect.orDie)
+              yield* index.sql`ALTER TABLE chunks DROP COLUMN no`.pipe(Effect.orDie)
+              yield* index.sql`DROP SEQUENCE chunk_numbers`.pipe(Effect.orDie)
+              yield* index.sql`ALTER TABLE lexical_terms ADD COLUMN max_tf integer, ADD COLUMN min_len integer`
+                .pipe(Effect.orDie)
+              yield* index.sql`CREATE INDEX chunk_terms_scoring ON chunk_terms (term, source_id)`.pipe(Effect.orDie)
+              yield* index.sql`DELETE FROM engram_migrations WHERE migration_id = 16`.pipe(Effect.orDie)
+            }))
+          yield* onServer({ ...settings, workerConcurrency: 0 }, (_, index) =>
+            Effect.gen(function*() {
+              yield* check(yield* compareToExhaustive(index, random, word, sources))
+              assert.isBelow(yield* mostSegments(index.sql), 2)
             }))
         }).pipe(Effect.scoped), 600_000)
     }
   }
 
   for (const engine of engines) {
-    it.live(`a query of hundreds of distinct words is pruned exactly, in a statement of bounded size (${engine})`, () =>
+    it.live(`a query of hundreds of distinct words is scored exactly (${engine})`, () =>
       Effect.gen(function*() {
         const settings = yield* freshSettings(engine, { embedModel: "none", extractor: "off" })
-        yield* onServer(settings, (url, lexical) =>
+        yield* onServer(settings, (url, { lexical, sql }) =>
           Effect.gen(function*() {
             const token = yield* login(url, "Long query")
             const sourceId = yield* createSource(url, token)
@@ -195,12 +225,9 @@ describe("exact pruned BM25", () => {
             // The whole query: more than 4,000 characters would be refused by the API; this is under it.
             const query = words.join(" ")
             assert.isBelow(query.length, 4000)
-            const reference = yield* lexical.scan(query, [sourceId], 10, parameters, { exhaustive: true })
-            assert.strictEqual(reference.hits.length, 10)
-            for (const seedPostings of [1, 40]) {
-              const scan = yield* lexical.scan(query, [sourceId], 10, parameters, { seedPostings, always: true })
-              assert.deepStrictEqual(scan.hits, reference.hits)
-            }
+            const reference = yield* exhaustiveBm25(sql, query, [sourceId], 10, parameters)
+            assert.strictEqual(reference.length, 10)
+            assert.deepStrictEqual(yield* lexical.search(query, [sourceId], 10, parameters), reference)
           }))
       }).pipe(Effect.scoped), 600_000)
   }
