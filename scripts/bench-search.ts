@@ -79,22 +79,27 @@ const program = Effect.gen(function*() {
   if (Option.isNone(dense.model)) return yield* Effect.die(new Error(`dense retrieval is off: ${dense.reason}`))
   const table = dense.model.value.table
 
-  /** The bare work of one multi search: embed the query, run the vector SQL and the BM25 SQL. */
+  /** The bare work of one multi search: embed the query, run the vector SQL and BM25; each part's time too. */
   const bare = (query: string) =>
     Effect.gen(function*() {
       const started = performance.now()
       const [vector] = yield* instance.embed(query)
+      const embedded = performance.now()
       yield* sql`SELECT c.id FROM ${sql(table)} v JOIN chunks c ON c.id = v.chunk_id
         JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
         WHERE c.source_id = ${source.id}
         ORDER BY v.embedding <=> ${`[${vector!.join(",")}]`}::vector LIMIT 50`.pipe(Effect.orDie)
+      const searched = performance.now()
       yield* lexical.search(query, [source.id], 50, { k1: 1.2, b: 0.75 })
-      return performance.now() - started
+      const done = performance.now()
+      return { total: done - started, embed: embedded - started, vector: searched - embedded, bm25: done - searched }
     })
 
   for (const query of queries.slice(0, 20)) yield* bare(query)
-  const bareTimes: Array<number> = []
-  for (const query of queries) bareTimes.push(yield* bare(query))
+  const bareParts: Array<{ total: number; embed: number; vector: number; bm25: number }> = []
+  for (const query of queries) bareParts.push(yield* bare(query))
+  const bareTimes = bareParts.map((part) => part.total)
+  const partP50 = (part: "embed" | "vector" | "bm25") => percentile(bareParts.map((parts) => parts[part]), 50)
 
   /** Searches at the concurrency while a prober asks GET /system/health every 20 ms, as a load balancer would. */
   const endToEnd = (concurrency: number) =>
@@ -128,7 +133,11 @@ const program = Effect.gen(function*() {
     ingest_seconds: ingestSeconds,
     ingest_peak_resident_mb: existing === undefined ? ingestPeakMb : null,
     pglite_shared_buffers_mb: Option.isSome(instance.settings.databaseUrl) ? null : instance.settings.pgliteSharedBuffersMb,
-    bare_ms: { p50: percentile(bareTimes, 50), p95: percentile(bareTimes, 95) },
+    bare_ms: {
+      p50: percentile(bareTimes, 50),
+      p95: percentile(bareTimes, 95),
+      parts_p50: { embed: partP50("embed"), vector: partP50("vector"), bm25: partP50("bm25") }
+    },
     concurrency_1: { p50: percentile(c1.times, 50), p95: percentile(c1.times, 95), qps: c1.qps },
     concurrency_8: { p50: percentile(c8.times, 50), p95: percentile(c8.times, 95), qps: c8.qps },
     health_during_concurrency_8: {
@@ -141,7 +150,9 @@ const program = Effect.gen(function*() {
     machine: machine(),
     date: new Date().toISOString()
   }
-  console.log(`bare (embedding + vector SQL + BM25 SQL): p50 ${result.bare_ms.p50.toFixed(1)} ms, p95 ${result.bare_ms.p95.toFixed(1)} ms`)
+  console.log(`bare (embedding + vector SQL + BM25): p50 ${result.bare_ms.p50.toFixed(1)} ms, p95 ${
+    result.bare_ms.p95.toFixed(1)} ms; p50 of the parts: embedding ${partP50("embed").toFixed(1)}, vector ${
+    partP50("vector").toFixed(1)}, BM25 ${partP50("bm25").toFixed(1)} ms`)
   console.log(`POST /search multi, concurrency 1: p50 ${result.concurrency_1.p50.toFixed(1)} ms, p95 ${result.concurrency_1.p95.toFixed(1)} ms, ${result.concurrency_1.qps.toFixed(1)} q/s`)
   console.log(`POST /search multi, concurrency 8: p50 ${result.concurrency_8.p50.toFixed(1)} ms, p95 ${result.concurrency_8.p95.toFixed(1)} ms, ${result.concurrency_8.qps.toFixed(1)} q/s`)
   console.log(`GET /system/health during concurrency 8: ${result.health_during_concurrency_8.requests} requests, p50 ${

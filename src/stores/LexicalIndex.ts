@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { forEachPosting, pack, packedAggregate, type Posting } from "./packedPostings.ts"
 import { searchable } from "./Searchable.ts"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
@@ -10,9 +11,6 @@ const termsPerStatement = 1000
 
 /** A term's segments of one size class are merged into one when there are this many (see `merge`). */
 const mergeFanIn = 8
-
-/** Bytes of one packed posting: chunk number (int4), term frequency (int2), chunk length (int4), big-endian. */
-const postingBytes = 10
 
 /** Scores are counted in whole units of 2^-30 (see `weightUnits`). */
 const unit = 2 ** 30
@@ -52,10 +50,7 @@ interface Scored {
   readonly units: Float64Array
 }
 
-/**
- * Scores by chunk number, reused by every query: a query's postings are all added and the result taken without
- * yielding in between, so queries never see each other's sums.
- */
+/** Scores by chunk number, for one query at a time (reused by the next: clearing is by stamp, not by filling). */
 class Accumulator {
   private units = new Float64Array(1024)
   private stamps = new Int32Array(1024)
@@ -165,7 +160,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
     LexicalIndex,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const accumulator = new Accumulator()
+      /** Accumulators not in use: one per search running at once, so a search can let other work in between. */
+      const idle: Array<Accumulator> = []
 
       /** The version's chunk ordinals in ranges of `postingsBatch` chunks, so no statement handles a whole document. */
       const ordinalRanges = Effect.fnUntraced(function*(documentId: string, version: number | null) {
@@ -208,22 +204,21 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           DELETE FROM lexical_segments
           WHERE source_id = ${sourceId} AND term = ${term} AND ${sizeClass} = ${size}
           RETURNING encode(packed, 'base64') AS packed`
-        const postings = new Map<number, Buffer>()
+        const postings = new Map<number, Posting>()
         for (const segment of segments) {
-          const bytes = Buffer.from(segment.packed, "base64")
-          for (let at = 0; at < bytes.length; at += postingBytes) {
-            postings.set(bytes.readInt32BE(at), bytes.subarray(at, at + postingBytes))
-          }
+          forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
+            postings.set(no, { no, tf, len })
+          })
         }
         const live = yield* sql<{ no: number }>`
           SELECT c.no FROM chunks c JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
           WHERE c.no = ANY(${[...postings.keys()]}::int[])
           ORDER BY c.no`
         if (live.length === 0) return
-        const kept = live.map((row) => postings.get(row.no)!)
+        const packed = pack(live.map((row) => postings.get(row.no)!))
         yield* sql`
           INSERT INTO lexical_segments (source_id, term, postings, packed)
-          VALUES (${sourceId}, ${term}, ${kept.length}, decode(${Buffer.concat(kept).toString("base64")}, 'base64'))`
+          VALUES (${sourceId}, ${term}, ${live.length}, decode(${packed.toString("base64")}, 'base64'))`
       })
 
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
@@ -244,22 +239,26 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             FROM chunks c
             JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
             JOIN chunk_terms t ON t.chunk_id = c.id
-            WHERE c.document_id = ${documentId} AND c.ordinal >= ${from} AND c.ordinal < ${to}
-            GROUP BY c.source_id, t.term`
+            WHERE c.document_id = ${documentId} AND c.ordinal >= ${from} AND c.ordinal < ${to}`
           const rows = yield* sql<{ source_id: string; term: string; df: number }>`${
             sign === 1
               ? sql`
                 WITH appended AS (
                   INSERT INTO lexical_segments (source_id, term, postings, packed)
-                  SELECT c.source_id, t.term, count(*),
-                    string_agg(int4send(c.no) || int2send(t.tf::int2) || int4send(t.len), ''::bytea ORDER BY c.no)
-                  ${postings}
+                  SELECT source_id, term, count(*), ${packedAggregate(sql)}
+                  FROM (
+                    SELECT c.source_id, t.term, c.no, t.tf, t.len,
+                      c.no - lag(c.no, 1, 0) OVER (PARTITION BY c.source_id, t.term ORDER BY c.no) AS gap
+                    ${postings}
+                  ) p
+                  GROUP BY source_id, term
                   RETURNING source_id, term, postings AS df
                 )
                 SELECT * FROM appended`
               : sql`
                 SELECT c.source_id, t.term, count(*)::int AS df
-                ${postings}`
+                ${postings}
+                GROUP BY c.source_id, t.term`
           }`
           for (const row of rows) {
             sourceId = row.source_id
@@ -321,40 +320,40 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         parameters: Bm25Parameters
       ) {
         if (sourceIds.length === 0 || limit <= 0) return []
-        // The query's terms found in the sources, with their IDF there, and the sources' average chunk length.
-        const weighted = yield* sql<{ term: string; idf: number; avgdl: number }>`
+        // The segments of the query's terms found in the sources, each with the term's IDF there and the sources'
+        // average chunk length.
+        const segments = yield* sql<{ idf: number; avgdl: number; packed: string }>`
           WITH terms AS (
             SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
           ),
           stats AS (
             SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
             FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
+          ),
+          weighted AS (
+            SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
+              greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
+            FROM terms t
+            JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
+            CROSS JOIN stats
+            GROUP BY t.term, stats.n, stats.total
+            HAVING sum(l.df) > 0
           )
-          SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
-            greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
-          FROM terms t
-          JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
-          CROSS JOIN stats
-          GROUP BY t.term, stats.n, stats.total
-          HAVING sum(l.df) > 0`
-        if (weighted.length === 0) return []
-        const segments = yield* sql<{ term: string; packed: string }>`
-          SELECT term, encode(packed, 'base64') AS packed FROM lexical_segments
-          WHERE term = ANY(${weighted.map((w) => w.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
-        const avgdl = weighted[0]!.avgdl
-        const idf = new Map(weighted.map((w) => [w.term, w.idf]))
+          SELECT w.idf, w.avgdl, encode(s.packed, 'base64') AS packed
+          FROM weighted w JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}`
+        if (segments.length === 0) return []
+        // Other requests get the thread between segments (a segment of a common term takes a few milliseconds).
+        const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
         for (const segment of segments) {
-          const termIdf = idf.get(segment.term)!
-          const bytes = Buffer.from(segment.packed, "base64")
-          for (let at = 0; at < bytes.length; at += postingBytes) {
-            accumulator.add(
-              bytes.readInt32BE(at),
-              weightUnits(parameters, avgdl, termIdf, bytes.readInt16BE(at + 4), bytes.readInt32BE(at + 6))
-            )
-          }
+          const { avgdl, idf } = segment
+          forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
+            accumulator.add(no, weightUnits(parameters, avgdl, idf, tf, len))
+          })
+          yield* Effect.yieldNow
         }
         const scored = accumulator.take()
+        idle.push(accumulator)
         // The best chunks are checked for being searchable, more of them while too few of those checked are.
         const chunkIds = new Map<number, string | null>()
         for (let fetch = Math.max(limit * 2, 100);; fetch *= 4) {

@@ -1,13 +1,14 @@
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { mulberry32 } from "../../scripts/lib/onnx.ts"
 import type { EngramSettings } from "../../src/config.ts"
 import { SqlClient } from "effect/sql"
 import { exhaustiveBm25 } from "../../scripts/lib/bm25Reference.ts"
 import { LexicalIndex } from "../../src/stores/LexicalIndex.ts"
+import { forEachPosting, pack, packedAggregate, type Posting } from "../../src/stores/packedPostings.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
-import { engines, freshSettings, serverLayer, TestServer } from "../support/server.ts"
+import { engines, freshServer, freshSettings, serverLayer, TestServer } from "../support/server.ts"
 
 /** A seeded generator, so a failing corpus can be rebuilt from its seed. */
 const generator = (seed: number) => {
@@ -232,3 +233,33 @@ describe("BM25 over packed postings", () => {
       }).pipe(Effect.scoped), 600_000)
   }
 })
+
+for (const engine of engines) {
+  layer(freshServer(engine), { excludeTestServices: true, timeout: 120_000 })(`packed postings (${engine})`, (it) => {
+    it.effect("SQL and the service pack alike, and unpacking gives the postings back, at every varint width", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // Chunk-number gaps and lengths across the widths of a varint (1 to 5 bytes), and the extreme frequencies.
+        const postings: Array<Posting> = [
+          { no: 1, tf: 1, len: 1 },
+          { no: 128, tf: 255, len: 127 },
+          { no: 129, tf: 2, len: 128 },
+          { no: 16_513, tf: 3, len: 16_383 },
+          { no: 16_514, tf: 4, len: 16_384 },
+          { no: 2_113_666, tf: 5, len: 2_097_152 },
+          { no: 270_549_122, tf: 6, len: 268_435_456 },
+          { no: 2_147_483_647, tf: 7, len: 2_147_483_647 }
+        ]
+        const [row] = yield* sql<{ packed: string }>`
+          SELECT encode(${packedAggregate(sql)}, 'base64') AS packed FROM (
+            SELECT no, tf, len, no - lag(no, 1, 0) OVER (ORDER BY no) AS gap
+            FROM unnest(${postings.map((p) => p.no)}::int[], ${postings.map((p) => p.tf)}::int[],
+              ${postings.map((p) => p.len)}::int[]) AS u (no, tf, len)
+          ) p`.pipe(Effect.orDie)
+        assert.strictEqual(row!.packed, pack(postings).toString("base64"))
+        const unpacked: Array<Posting> = []
+        forEachPosting(Buffer.from(row!.packed, "base64"), (no, tf, len) => unpacked.push({ no, tf, len }))
+        assert.deepStrictEqual(unpacked, postings)
+      }))
+  })
+}
