@@ -22,6 +22,13 @@ export default Effect.gen(function*() {
       packed bytea NOT NULL
     )`
   yield* sql`CREATE INDEX lexical_segments_term ON lexical_segments (term, source_id)`
+  // Numbers that left search: their postings stay in segments until the term's next merge drops them.
+  yield* sql`
+    CREATE TABLE lexical_dead (
+      source_id text NOT NULL REFERENCES sources (id) ON DELETE CASCADE,
+      no integer NOT NULL,
+      PRIMARY KEY (source_id, no)
+    )`
   yield* sql`
     UPDATE chunks c SET no = nextval('chunk_numbers')
     FROM documents d WHERE d.id = c.document_id AND d.active_version = c.version AND d.status = 'ready'`

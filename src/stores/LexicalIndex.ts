@@ -177,13 +177,23 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         return ranges
       })
 
+      /**
+       * The chunks among these numbers that search can return (number, chunk id). Joined from the numbers, not
+       * filtered by `= ANY(...)`: the planner compared each chunk of every ready document with the whole list.
+       */
+      const searchableOf = (numbers: ReadonlyArray<number>) =>
+        sql`SELECT c.no, c.id FROM unnest(${numbers}::int[]) AS n (no)
+          JOIN chunks c ON c.no = n.no
+          JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}`
+
       /** A segment's size class: segments of one class are merged together, so each posting is rewritten rarely. */
       const sizeClass = sql`floor(ln(postings) / ln(${mergeFanIn}))::int`
 
       /**
-       * The source's segments of the `terms` merged where a size class has `mergeFanIn` of them: their postings of
-       * chunks still searchable, ordered by chunk number, in one segment. Run after the terms' rows in lexical_terms
-       * were written in this transaction: their locks keep two documents from merging one term at once.
+       * The source's segments of the `terms` merged where a size class has `mergeFanIn` of them: per term, the full
+       * classes' postings but those of numbers that left search, by chunk number, in one segment; all terms at once
+       * (a document fills classes of many terms). Run after the terms' rows in lexical_terms were written in this transaction:
+       * their locks keep two documents from merging one term at once.
        */
       const merge = Effect.fnUntraced(function*(sourceId: string, terms: ReadonlyArray<string>) {
         // A merged segment can fill the next size class in turn: its term is looked at again.
@@ -191,79 +201,91 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           const full = yield* sql<{ term: string; size: number }>`
             SELECT term, ${sizeClass} AS size FROM lexical_segments
             WHERE source_id = ${sourceId} AND term = ANY(${pending}::text[])
-            GROUP BY term, size HAVING count(*) >= ${mergeFanIn}
-            ORDER BY term, size`
-          for (const { term, size } of full) yield* mergeClass(sourceId, term, size)
-          pending = [...new Set(full.map((row) => row.term))]
+            GROUP BY term, size HAVING count(*) >= ${mergeFanIn}`
+          if (full.length === 0) return
+          const removed = yield* sql<{ term: string; packed: string }>`
+            DELETE FROM lexical_segments s
+            USING unnest(${full.map((row) => row.term)}::text[], ${full.map((row) => row.size)}::int[]) AS f (term, size)
+            WHERE s.source_id = ${sourceId} AND s.term = f.term AND ${sizeClass} = f.size
+            RETURNING s.term, encode(s.packed, 'base64') AS packed`
+          const byTerm = new Map<string, Array<Posting>>()
+          let low = Number.MAX_SAFE_INTEGER
+          let high = 0
+          for (const segment of removed) {
+            const postings = byTerm.get(segment.term) ?? []
+            byTerm.set(segment.term, postings)
+            forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
+              postings.push({ no, tf, len })
+              low = Math.min(low, no)
+              high = Math.max(high, no)
+            })
+          }
+          const dead = new Set((yield* sql<{ no: number }>`
+            SELECT no FROM lexical_dead WHERE source_id = ${sourceId} AND no BETWEEN ${low} AND ${high}`)
+            .map((row) => row.no))
+          const merged = [...byTerm].map(([term, postings]) => ({
+            term,
+            kept: postings.filter((posting) => !dead.has(posting.no)).sort((x, y) => x.no - y.no)
+          })).filter(({ kept }) => kept.length > 0)
+          yield* sql`
+            INSERT INTO lexical_segments (source_id, term, postings, packed)
+            SELECT ${sourceId}, u.term, u.postings, decode(u.packed, 'base64')
+            FROM unnest(${merged.map((m) => m.term)}::text[], ${merged.map((m) => m.kept.length)}::int[],
+              ${merged.map((m) => pack(m.kept).toString("base64"))}::text[]) AS u (term, postings, packed)`
+          pending = [...byTerm.keys()]
         }
-      })
-
-      /** One size class of a term's segments in one segment: the postings of searchable chunks, by chunk number. */
-      const mergeClass = Effect.fnUntraced(function*(sourceId: string, term: string, size: number) {
-        const segments = yield* sql<{ packed: string }>`
-          DELETE FROM lexical_segments
-          WHERE source_id = ${sourceId} AND term = ${term} AND ${sizeClass} = ${size}
-          RETURNING encode(packed, 'base64') AS packed`
-        const postings = new Map<number, Posting>()
-        for (const segment of segments) {
-          forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
-            postings.set(no, { no, tf, len })
-          })
-        }
-        const live = yield* sql<{ no: number }>`
-          SELECT c.no FROM chunks c JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
-          WHERE c.no = ANY(${[...postings.keys()]}::int[])
-          ORDER BY c.no`
-        if (live.length === 0) return
-        const packed = pack(live.map((row) => postings.get(row.no)!))
-        yield* sql`
-          INSERT INTO lexical_segments (source_id, term, postings, packed)
-          VALUES (${sourceId}, ${term}, ${live.length}, decode(${packed.toString("base64")}, 'base64'))`
       })
 
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
         // Entering search, the chunks get numbers never used before: postings packed under an earlier number (this
-        // chunk before it left search) stay behind as postings of no searchable chunk.
+        // chunk before it left search) stay behind as postings of no searchable chunk. Leaving, the numbers are
+        // recorded as such, for merges to drop their postings.
+        if (sign === -1) {
+          yield* sql`
+            INSERT INTO lexical_dead (source_id, no)
+            SELECT c.source_id, c.no FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
+            WHERE c.document_id = ${documentId} AND c.no IS NOT NULL
+            ON CONFLICT DO NOTHING`
+        }
         if (sign === 1) {
           yield* sql`
             UPDATE chunks c SET no = nextval('chunk_numbers')
             FROM documents d WHERE d.id = c.document_id AND c.version = d.active_version AND c.document_id = ${documentId}`
         }
-        // Document frequencies are summed here over bounded batches of chunks (entering, each batch's postings are
-        // appended as segments by the same statement), then each term row is written once, in term order (so
-        // concurrent documents of a source take the rows in the same order and cannot deadlock).
+        // Document frequencies are summed here over bounded batches of chunks (entering, with each batch's postings
+        // packed per term), then each term row is written once, in term order (so concurrent documents of a source
+        // take the rows in the same order and cannot deadlock), with the document's segment of the term.
         const frequencies = new Map<string, number>()
+        const packed = new Map<string, Array<string>>()
         let sourceId: string | undefined
         for (const [from, to] of yield* ordinalRanges(documentId, null)) {
-          const postings = sql`
-            FROM chunks c
-            JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
-            JOIN chunk_terms t ON t.chunk_id = c.id
-            WHERE c.document_id = ${documentId} AND c.ordinal >= ${from} AND c.ordinal < ${to}`
-          const rows = yield* sql<{ source_id: string; term: string; df: number }>`${
-            sign === 1
-              ? sql`
-                WITH appended AS (
-                  INSERT INTO lexical_segments (source_id, term, postings, packed)
-                  SELECT source_id, term, count(*), ${packedAggregate(sql)}
-                  FROM (
-                    SELECT c.source_id, t.term, c.no, t.tf, t.len,
-                      c.no - lag(c.no, 1, 0) OVER (PARTITION BY c.source_id, t.term ORDER BY c.no) AS gap
-                    ${postings}
-                  ) p
-                  GROUP BY source_id, term
-                  RETURNING source_id, term, postings AS df
-                )
-                SELECT * FROM appended`
-              : sql`
-                SELECT c.source_id, t.term, count(*)::int AS df
-                ${postings}
-                GROUP BY c.source_id, t.term`
-          }`
+          const rows = yield* sql<{ source_id: string; term: string; df: number; packed: string | null }>`
+            SELECT source_id, term, count(*)::int AS df,
+              ${sign === 1 ? sql`encode(${packedAggregate(sql)}, 'base64')` : sql`NULL`} AS packed
+            FROM (
+              SELECT c.source_id, t.term, c.no, t.tf, t.len,
+                c.no - lag(c.no, 1, 0) OVER (PARTITION BY c.source_id, t.term ORDER BY c.no) AS gap
+              FROM chunks c
+              JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
+              JOIN chunk_terms t ON t.chunk_id = c.id
+              WHERE c.document_id = ${documentId} AND c.ordinal >= ${from} AND c.ordinal < ${to}
+            ) p
+            GROUP BY source_id, term`
           for (const row of rows) {
             sourceId = row.source_id
             frequencies.set(row.term, (frequencies.get(row.term) ?? 0) + row.df)
+            if (row.packed !== null) packed.set(row.term, [...(packed.get(row.term) ?? []), row.packed])
           }
+        }
+        /** The document's postings of the term in one segment (its batches' segments joined in chunk-number order). */
+        const segmentOf = (term: string) => {
+          const parts = packed.get(term)!
+          if (parts.length === 1) return parts[0]!
+          const postings: Array<Posting> = []
+          for (const part of parts) {
+            forEachPosting(Buffer.from(part, "base64"), (no, tf, len) => postings.push({ no, tf, len }))
+          }
+          return pack(postings.sort((x, y) => x.no - y.no)).toString("base64")
         }
         const terms = [...frequencies.keys()].sort()
         for (let i = 0; sourceId !== undefined && i < terms.length; i += termsPerStatement) {
@@ -277,6 +299,11 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             yield* sql`
               DELETE FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${slice}::text[]) AND df <= 0`
           } else {
+            yield* sql`
+              INSERT INTO lexical_segments (source_id, term, postings, packed)
+              SELECT ${sourceId}, u.term, u.postings, decode(u.packed, 'base64')
+              FROM unnest(${slice}::text[], ${slice.map((term) => frequencies.get(term)!)}::int[],
+                ${slice.map(segmentOf)}::text[]) AS u (term, postings, packed)`
             yield* merge(sourceId, slice)
           }
         }
@@ -360,10 +387,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           const ranked = best(scored, fetch)
           const unchecked = ranked.map((i) => scored.nos[i]!).filter((no) => !chunkIds.has(no))
           for (const no of unchecked) chunkIds.set(no, null)
-          const visible = yield* sql<{ no: number; id: string }>`
-            SELECT c.no, c.id FROM chunks c
-            JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
-            WHERE c.no = ANY(${unchecked}::int[])`
+          const visible = yield* sql<{ no: number; id: string }>`${searchableOf(unchecked)}`
           for (const row of visible) chunkIds.set(row.no, row.id)
           const hits = ranked.flatMap((i) => {
             const chunkId = chunkIds.get(scored.nos[i]!)

@@ -189,6 +189,7 @@ describe("BM25 over packed postings", () => {
               yield* check(yield* compareToExhaustive(index, random, word, sources))
               // A database from before the packed postings: migration 16 undone, then run again at the next start.
               yield* index.sql`DROP TABLE lexical_segments`.pipe(Effect.orDie)
+              yield* index.sql`DROP TABLE lexical_dead`.pipe(Effect.orDie)
               yield* index.sql`ALTER TABLE chunks DROP COLUMN no`.pipe(Effect.orDie)
               yield* index.sql`DROP SEQUENCE chunk_numbers`.pipe(Effect.orDie)
               yield* index.sql`ALTER TABLE lexical_terms ADD COLUMN max_tf integer, ADD COLUMN min_len integer`
