@@ -1,11 +1,12 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { Bm25Parameters, LexicalHit } from "../../src/stores/LexicalIndex.ts"
+import { type Bm25Parameters, type LexicalHit, weightedTerms } from "../../src/stores/LexicalIndex.ts"
 
 /**
  * Exhaustive BM25 in one SQL statement, the reference the service's search must equal: every posting of every query
- * term in the sources (from the postings table written with the chunks, not the packed segments), searchable chunks
- * only, each term's weight in whole units of 2^-30 as `weightUnits` computes it, best first, ties by chunk number.
+ * term in the sources (from the postings table written with the chunks, not the packed segments; the terms' IDF as
+ * search computes it), searchable chunks only, each term's weight in whole units of 2^-30 as `weightUnits` computes
+ * it, best first, ties by chunk number.
  */
 export const exhaustiveBm25 = (
   sql: SqlClient.SqlClient,
@@ -15,20 +16,7 @@ export const exhaustiveBm25 = (
   { k1, b }: Bm25Parameters
 ): Effect.Effect<ReadonlyArray<LexicalHit>> =>
   sql<{ id: string; score: number }>`
-    WITH terms AS (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))),
-    stats AS (
-      SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
-      FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
-    ),
-    weighted AS (
-      SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
-        greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
-      FROM terms t
-      JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
-      CROSS JOIN stats
-      GROUP BY t.term, stats.n, stats.total
-      HAVING sum(l.df) > 0
-    )
+    WITH ${weightedTerms(sql, query, sourceIds)}
     SELECT c.id, sum(round(q.idf * (p.tf * ${k1}::float8 + p.tf)
       / (p.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * p.len / q.avgdl)) * ${2 ** 30}::float8)
       / ${2 ** 30}::float8)::float8 AS score

@@ -130,6 +130,28 @@ const best = ({ nos, units }: Scored, n: number): Array<number> => {
 }
 
 /**
+ * SQL common table expressions ending in `weighted (term, idf, avgdl)`: the query's terms found in the sources, each
+ * with BM25's IDF over the sources, and the sources' average chunk length in lexemes.
+ */
+export const weightedTerms = (sql: SqlClient.SqlClient, query: string, sourceIds: ReadonlyArray<string>) =>
+  sql`terms AS (
+      SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
+    ),
+    stats AS (
+      SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
+      FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
+    ),
+    weighted AS (
+      SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
+        greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
+      FROM terms t
+      JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
+      CROSS JOIN stats
+      GROUP BY t.term, stats.n, stats.total
+      HAVING sum(l.df) > 0
+    )`
+
+/**
  * BM25 over Postgres full-text lexemes (English stemming and stop words). Each chunk's lexemes are written with the
  * chunk (chunk_terms: term → chunk, its source, term frequency, chunk length). When a document enters search, its
  * chunks get new numbers and their postings are appended, packed, to per (source, term) segments
@@ -192,8 +214,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       /**
        * The source's segments of the `terms` merged where a size class has `mergeFanIn` of them: per term, the full
        * classes' postings but those of numbers that left search, by chunk number, in one segment; all terms at once
-       * (a document fills classes of many terms). Run after the terms' rows in lexical_terms were written in this transaction:
-       * their locks keep two documents from merging one term at once.
+       * (a document fills classes of many terms). Run after the terms' rows in lexical_terms were written in this
+       * transaction: their locks keep two documents from merging one term at once.
        */
       const merge = Effect.fnUntraced(function*(sourceId: string, terms: ReadonlyArray<string>) {
         // A merged segment can fill the next size class in turn: its term is looked at again.
@@ -350,22 +372,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // The segments of the query's terms found in the sources, each with the term's IDF there and the sources'
         // average chunk length.
         const segments = yield* sql<{ idf: number; avgdl: number; packed: string }>`
-          WITH terms AS (
-            SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
-          ),
-          stats AS (
-            SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
-            FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
-          ),
-          weighted AS (
-            SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
-              greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
-            FROM terms t
-            JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
-            CROSS JOIN stats
-            GROUP BY t.term, stats.n, stats.total
-            HAVING sum(l.df) > 0
-          )
+          WITH ${weightedTerms(sql, query, sourceIds)}
           SELECT w.idf, w.avgdl, encode(s.packed, 'base64') AS packed
           FROM weighted w JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}`
         if (segments.length === 0) return []
