@@ -44,6 +44,43 @@ export const weightUnits = (
   len: number
 ) => roundHalfEven(idf * (tf * k1 + tf) / (tf + k1 * (1 - b + b * len / avgdl)) * unit)
 
+/** A query term found in the sources: its IDF there, the sources' average chunk length, its postings. */
+interface QueryTerm {
+  readonly term: string
+  readonly idf: number
+  readonly avgdl: number
+  readonly postings: number
+}
+
+/** Looking up a deferred term's weight for one chunk costs about as much as reading this many postings. */
+const lookupCost = 4
+
+/** More than any weight of a term of this `idf`, in units: BM25's weight grows towards idf·(k1 + 1) with tf. */
+const boundUnits = ({ k1 }: Bm25Parameters, idf: number) => Math.ceil(idf * (k1 + 1) * unit) + 1
+
+/**
+ * Which of the query's terms search may defer (MaxScore) instead of reading: from the lowest weight up, a term is
+ * deferred while the deferred terms' bounds stay under half the highest bound of a term read, and it holds more
+ * postings than the terms still read — a common word, cheaper to look up for the few chunks that could need it than
+ * to read whole.
+ */
+const deferrable = (terms: ReadonlyArray<QueryTerm>, parameters: Bm25Parameters): ReadonlyArray<QueryTerm> => {
+  if (terms.some((term) => !(term.idf > 0))) return []
+  const sorted = [...terms].sort((x, y) => x.idf - y.idf || (x.term < y.term ? -1 : 1))
+  const highest = boundUnits(parameters, sorted[sorted.length - 1]!.idf)
+  let rest = sorted.reduce((sum, term) => sum + term.postings, 0)
+  let bound = 0
+  let count = 0
+  for (; count < sorted.length - 1; count++) {
+    const term = sorted[count]!
+    rest -= term.postings
+    const next = bound + boundUnits(parameters, term.idf)
+    if (next >= highest / 2 || term.postings <= rest) break
+    bound = next
+  }
+  return sorted.slice(0, count)
+}
+
 /** The chunks one query scored: their numbers and scores (in units), index by index. */
 interface Scored {
   readonly nos: Int32Array
@@ -177,8 +214,22 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
     limit: number,
     parameters: Bm25Parameters
   ) => Effect.Effect<ReadonlyArray<LexicalHit>>
+  /** `search`, and how many postings it read of the query's terms' postings in the sources. */
+  readonly searchMeasured: (
+    query: string,
+    sourceIds: ReadonlyArray<string>,
+    limit: number,
+    parameters: Bm25Parameters
+  ) => Effect.Effect<{
+    readonly hits: ReadonlyArray<LexicalHit>
+    readonly postings: { readonly read: number; readonly total: number }
+  }>
 }>()("engram/LexicalIndex") {
-  static readonly layer = Layer.effect(
+  /**
+   * `inlinePostings`: a term with at most this many postings comes with its segments in search's first statement
+   * (the rest are read or deferred by a second); tests set it low to prune on small corpora.
+   */
+  static readonly layerWith = ({ inlinePostings }: { readonly inlinePostings: number }) => Layer.effect(
     LexicalIndex,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -362,49 +413,136 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
       }, Effect.orDie)
 
-      const search = Effect.fn("LexicalIndex.search")(function*(
+      /** Scores a term's segments into the accumulator; other requests get the thread between segments. */
+      const scoreSegments = Effect.fnUntraced(function*(
+        accumulator: Accumulator,
+        segments: ReadonlyArray<{ readonly term: string; readonly packed: string }>,
+        weigh: (term: string, tf: number, len: number) => number
+      ) {
+        let postings = 0
+        for (const segment of segments) {
+          forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
+            accumulator.add(no, weigh(segment.term, tf, len))
+            postings++
+          })
+          yield* Effect.yieldNow
+        }
+        return postings
+      })
+
+      /**
+       * The best `limit` searchable chunks among the scored ones, best first: the best are checked for being
+       * searchable, more of them while too few of those checked are (`known` remembers what was checked).
+       */
+      const visibleBest = Effect.fnUntraced(function*(
+        scored: Scored,
+        limit: number,
+        known: Map<number, string | null>
+      ) {
+        for (let fetch = Math.max(limit * 2, 100);; fetch *= 4) {
+          const ranked = best(scored, fetch)
+          const unchecked = ranked.map((i) => scored.nos[i]!).filter((no) => !known.has(no))
+          for (const no of unchecked) known.set(no, null)
+          if (unchecked.length > 0) {
+            const visible = yield* sql<{ no: number; id: string }>`${searchableOf(unchecked)}`
+            for (const row of visible) known.set(row.no, row.id)
+          }
+          const hits = ranked.flatMap((i) => {
+            const chunkId = known.get(scored.nos[i]!)
+            return chunkId ? [{ chunkId, units: scored.units[i]! }] : []
+          })
+          if (hits.length >= limit || ranked.length < fetch) return hits.slice(0, limit)
+        }
+      })
+
+      const searchMeasured = Effect.fn("LexicalIndex.search")(function*(
         query: string,
         sourceIds: ReadonlyArray<string>,
         limit: number,
         parameters: Bm25Parameters
       ) {
-        if (sourceIds.length === 0 || limit <= 0) return []
-        // The segments of the query's terms found in the sources, each with the term's IDF there and the sources'
-        // average chunk length.
-        const segments = yield* sql<{ idf: number; avgdl: number; packed: string }>`
-          WITH ${weightedTerms(sql, query, sourceIds)}
-          SELECT w.idf, w.avgdl, encode(s.packed, 'base64') AS packed
-          FROM weighted w JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}`
-        if (segments.length === 0) return []
-        // Other requests get the thread between segments (a segment of a common term takes a few milliseconds).
+        if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 } }
+        // The query's terms found in the sources, each with its IDF there, the sources' average chunk length and
+        // how many postings its segments hold; the segments themselves of terms with few postings.
+        const rows = yield* sql<QueryTerm & { readonly packed: string | null }>`
+          WITH ${weightedTerms(sql, query, sourceIds)},
+          found AS (
+            SELECT w.term, w.idf, w.avgdl, s.packed, sum(s.postings) OVER (PARTITION BY w.term) AS postings
+            FROM weighted w JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}
+          )
+          SELECT term, idf, avgdl, postings::int AS postings,
+            CASE WHEN postings <= ${inlinePostings} THEN encode(packed, 'base64') END AS packed
+          FROM found`
+        const byTerm = new Map(rows.map((row) => [row.term, row]))
+        const terms = [...byTerm.values()]
+        const total = terms.reduce((sum, term) => sum + term.postings, 0)
+        if (terms.length === 0) return { hits: [], postings: { read: 0, total } }
+        const weigh = (term: string, tf: number, len: number) => {
+          const { avgdl, idf } = byTerm.get(term)!
+          return weightUnits(parameters, avgdl, idf, tf, len)
+        }
+        const inline = rows.flatMap(({ packed, term }) => packed === null ? [] : [{ term, packed }])
+        const deferred = deferrable(terms, parameters).filter((term) => term.postings > inlinePostings)
+        const segmentsOf = (chosen: ReadonlyArray<QueryTerm>) =>
+          chosen.length === 0 ? Effect.succeed([]) : sql<{ term: string; packed: string }>`
+            SELECT term, encode(packed, 'base64') AS packed FROM lexical_segments
+            WHERE term = ANY(${chosen.map((term) => term.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
+        const read = terms.filter((term) => term.postings > inlinePostings && !deferred.includes(term))
         const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
-        for (const segment of segments) {
-          const { avgdl, idf } = segment
-          forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
-            accumulator.add(no, weightUnits(parameters, avgdl, idf, tf, len))
-          })
-          yield* Effect.yieldNow
+        let postingsRead = yield* scoreSegments(accumulator, [...inline, ...yield* segmentsOf(read)], weigh)
+        const known = new Map<number, string | null>()
+        const finish = (scored: Scored) =>
+          Effect.map(visibleBest(scored, limit, known), (hits) => ({
+            hits: hits.map(({ chunkId, units }) => ({ chunkId, score: units / unit })),
+            postings: { read: postingsRead, total }
+          }))
+        if (deferred.length === 0) {
+          const scored = accumulator.take()
+          idle.push(accumulator)
+          return yield* finish(scored)
         }
-        const scored = accumulator.take()
+        // MaxScore: the deferred terms (common ones, of low weight) together add at most `bound` to a chunk. A chunk
+        // they alone would bring cannot reach the k-th best searchable chunk of the terms read (its score only
+        // grows); a chunk already scored needs their weights only if it could reach it with them, looked up per
+        // chunk. Otherwise (too few chunks, or the bound too high) their segments are read after all.
+        const bound = deferred.reduce((sum, term) => sum + boundUnits(parameters, term.idf), 0)
+        const partial = accumulator.take()
+        const floor = yield* visibleBest(partial, limit, known)
+        const threshold = floor[limit - 1]?.units ?? Infinity
+        const candidates: Array<number> = []
+        for (let i = 0; i < partial.nos.length; i++) {
+          if (partial.units[i]! + bound >= threshold) candidates.push(i)
+        }
+        const deferredPostings = deferred.reduce((sum, term) => sum + term.postings, 0)
+        const lookups = candidates.length * deferred.length * lookupCost
+        if (floor.length < limit || bound >= threshold || lookups > deferredPostings) {
+          accumulator.start()
+          for (let i = 0; i < partial.nos.length; i++) accumulator.add(partial.nos[i]!, partial.units[i]!)
+          postingsRead += yield* scoreSegments(accumulator, yield* segmentsOf(deferred), weigh)
+          const scored = accumulator.take()
+          idle.push(accumulator)
+          return yield* finish(scored)
+        }
         idle.push(accumulator)
-        // The best chunks are checked for being searchable, more of them while too few of those checked are.
-        const chunkIds = new Map<number, string | null>()
-        for (let fetch = Math.max(limit * 2, 100);; fetch *= 4) {
-          const ranked = best(scored, fetch)
-          const unchecked = ranked.map((i) => scored.nos[i]!).filter((no) => !chunkIds.has(no))
-          for (const no of unchecked) chunkIds.set(no, null)
-          const visible = yield* sql<{ no: number; id: string }>`${searchableOf(unchecked)}`
-          for (const row of visible) chunkIds.set(row.no, row.id)
-          const hits = ranked.flatMap((i) => {
-            const chunkId = chunkIds.get(scored.nos[i]!)
-            return chunkId ? [{ chunkId, score: scored.units[i]! / unit }] : []
-          })
-          if (hits.length >= limit || ranked.length < fetch) return hits.slice(0, limit)
-        }
+        const nos = Int32Array.from(candidates, (i) => partial.nos[i]!)
+        const units = Float64Array.from(candidates, (i) => partial.units[i]!)
+        const at = new Map(Array.from(nos, (no, i) => [no, i]))
+        const weights = yield* sql<{ no: number; term: string; tf: number; len: number }>`
+          SELECT n.no, t.term, t.tf, t.len FROM unnest(${Array.from(nos)}::int[]) AS n (no)
+          JOIN chunks c ON c.no = n.no
+          JOIN chunk_terms t ON t.chunk_id = c.id AND t.term = ANY(${deferred.map((term) => term.term)}::text[])`
+        for (const row of weights) units[at.get(row.no)!]! += weigh(row.term, row.tf, row.len)
+        postingsRead += weights.length
+        return yield* finish({ nos, units })
       }, Effect.orDie)
 
-      return LexicalIndex.of({ count, measure, search })
+      const search = (query: string, sourceIds: ReadonlyArray<string>, limit: number, parameters: Bm25Parameters) =>
+        Effect.map(searchMeasured(query, sourceIds, limit, parameters), ({ hits }) => hits)
+
+      return LexicalIndex.of({ count, measure, search, searchMeasured })
     })
   )
+
+  static readonly layer = LexicalIndex.layerWith({ inlinePostings: 16_384 })
 }

@@ -57,23 +57,33 @@ const parameters = { k1: 1.2, b: 0.75 }
 
 interface Index {
   readonly lexical: LexicalIndex["Service"]
+  /** The same index reading only terms of at most 16 postings at once (the server's: 16,384), so it prunes here. */
+  readonly pruning: LexicalIndex["Service"]
   readonly sql: SqlClient.SqlClient
 }
 
 /** Runs `use` against a server started with `settings`, with its BM25 index and database. */
 const onServer = <A>(settings: EngramSettings, use: (url: string, index: Index) => Effect.Effect<A>) =>
-  Effect.scoped(Effect.flatMap(Layer.build(serverLayer(settings)), (context) =>
-    use(Context.get(context, TestServer).url, {
+  Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(serverLayer(settings))
+    const sql = Context.get(context, SqlClient.SqlClient)
+    const pruning = yield* Layer.build(LexicalIndex.layerWith({ inlinePostings: 16 })).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql)
+    )
+    return yield* use(Context.get(context, TestServer).url, {
       lexical: Context.get(context, LexicalIndex),
-      sql: Context.get(context, SqlClient.SqlClient)
-    })))
+      pruning: Context.get(pruning, LexicalIndex),
+      sql
+    })
+  }))
 
 /**
  * For generated queries, every source selection and several k: search over the packed postings equals exhaustive
- * BM25 in SQL over the postings table (same chunks, same order, same scores). Returns how many hits were compared.
+ * BM25 in SQL over the postings table (same chunks, same order, same scores). Returns how many hits were compared,
+ * and in how many searches pruning left postings unread.
  */
 const compareToExhaustive = (
-  { lexical, sql }: Index,
+  { lexical, pruning, sql }: Index,
   random: ReturnType<typeof generator>,
   word: () => string,
   sources: ReadonlyArray<string>
@@ -81,6 +91,7 @@ const compareToExhaustive = (
   Effect.gen(function*() {
     const selections = [[sources[0]!], [sources[1]!, sources[2]!], sources]
     let compared = 0
+    let pruned = 0
     for (let q = 0; q < 20; q++) {
       const query = queryText(random, word)
       for (const sourceIds of selections) {
@@ -88,15 +99,22 @@ const compareToExhaustive = (
           const reference = yield* exhaustiveBm25(sql, query, sourceIds, limit, parameters)
           const hits = yield* lexical.search(query, sourceIds, limit, parameters)
           assert.deepStrictEqual(hits, reference, `query "${query}", ${sourceIds.length} source(s), k ${limit}`)
+          const measured = yield* pruning.searchMeasured(query, sourceIds, limit, parameters)
+          assert.deepStrictEqual(measured.hits, reference, `pruning, query "${query}", k ${limit}`)
           compared += hits.length
+          if (measured.postings.read < measured.postings.total) pruned++
         }
       }
     }
-    return compared
+    return { compared, pruned }
   })
 
-/** The comparison must have compared hits, or it proved nothing. */
-const check = (compared: number) => Effect.sync(() => assert.isAbove(compared, 100))
+/** The comparison must have compared hits, some of them from searches that skipped postings, or it proved little. */
+const check = ({ compared, pruned }: { readonly compared: number; readonly pruned: number }) =>
+  Effect.sync(() => {
+    assert.isAbove(compared, 100)
+    assert.isAbove(pruned, 0)
+  })
 
 /** The segments per (source, term) of the size class with the most: merging keeps it under the fan-in of 8. */
 const mostSegments = (sql: SqlClient.SqlClient) =>
