@@ -1,18 +1,20 @@
 /**
  * Search benchmark over a synthetic corpus (default 100,000 chunks) ingested through the pipeline:
  * p50/p95 of POST /api/v1/search (strategy multi, top_k 10) at concurrency 1 and 8, against the bare work the
- * same request needs — the query embedding plus the SQL of the vector and BM25 lists — timed alone in the
- * same run; GET /system/health is asked every 20 ms during the concurrency-8 phase (p50, p99, max). Embedded
- * PGlite by default; PostgreSQL with DATABASE_URL. Event extraction is off unless --extract is given: the
- * synthetic words name nothing, and the graph list has its own evaluation (npm run eval:graph). The process's peak
- * resident memory (VmHWM) is read right after the ingest. `--data-dir DIR` keeps the embedded database in DIR and
- * reuses the corpus found there (the ingest is then skipped), to compare settings on one corpus.
+ * same request needs — the query embedding, the vector index's and BM25's lists, as the search service asks them —
+ * timed alone in the same run, with the share of the query's postings BM25 read; GET /system/health is asked every
+ * 20 ms during the concurrency-8 phase (p50, p99, max). Embedded PGlite by default; PostgreSQL with DATABASE_URL.
+ * Event extraction is off unless --extract is given: the synthetic words name nothing, and the graph list has its
+ * own evaluation (npm run eval:graph). The process's peak resident memory (VmHWM) is read right after the ingest.
+ * `--data-dir DIR` keeps the embedded database in DIR and reuses the corpus found there (the ingest is then skipped),
+ * to compare settings on one corpus.
  *   npm run bench:search -- [--chunks 100000] [--queries 200] [--model-dir DIR] [--extract] [--data-dir DIR]
  */
 import { Context, Effect, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { LexicalIndex } from "../src/stores/LexicalIndex.ts"
+import { VectorIndex } from "../src/stores/VectorIndex.ts"
 import { Retriever } from "../src/services/Retriever.ts"
 import {
   argument,
@@ -77,27 +79,37 @@ const program = Effect.gen(function*() {
   const lexical = Context.get(instance.context, LexicalIndex)
   const dense = yield* retriever.denseStatus
   if (Option.isNone(dense.model)) return yield* Effect.die(new Error(`dense retrieval is off: ${dense.reason}`))
-  const table = dense.model.value.table
+  const model = dense.model.value
+  const vectors = Context.get(instance.context, VectorIndex)
 
-  /** The bare work of one multi search: embed the query, run the vector SQL and BM25; each part's time too. */
+  /**
+   * The bare work of one multi search, as the search service does it: embed the query, the vector index's nearest 50
+   * and BM25's best 50; each part's time too, and the share of the query's postings BM25 read.
+   */
   const bare = (query: string) =>
     Effect.gen(function*() {
       const started = performance.now()
       const [vector] = yield* instance.embed(query)
       const embedded = performance.now()
-      yield* sql`SELECT c.id FROM ${sql(table)} v JOIN chunks c ON c.id = v.chunk_id
-        JOIN documents d ON d.id = c.document_id AND c.version = d.active_version AND d.status = 'ready'
-        WHERE c.source_id = ${source.id}
-        ORDER BY v.embedding <=> ${`[${vector!.join(",")}]`}::vector LIMIT 50`.pipe(Effect.orDie)
+      yield* vectors.nearest(model, vector!, [source.id], 50)
       const searched = performance.now()
-      yield* lexical.search(query, [source.id], 50, { k1: 1.2, b: 0.75 })
+      const { postings } = yield* lexical.searchMeasured(query, [source.id], 50, { k1: 1.2, b: 0.75 })
       const done = performance.now()
-      return { total: done - started, embed: embedded - started, vector: searched - embedded, bm25: done - searched }
+      return {
+        total: done - started,
+        embed: embedded - started,
+        vector: searched - embedded,
+        bm25: done - searched,
+        postings
+      }
     })
 
   for (const query of queries.slice(0, 20)) yield* bare(query)
-  const bareParts: Array<{ total: number; embed: number; vector: number; bm25: number }> = []
+  const bareParts: Array<Effect.Success<ReturnType<typeof bare>>> = []
   for (const query of queries) bareParts.push(yield* bare(query))
+  const shares = bareParts.flatMap(({ postings }) => postings.total === 0 ? [] : [postings.read / postings.total])
+  const postingsRead = bareParts.reduce((sum, { postings }) => sum + postings.read, 0)
+  const postingsTotal = bareParts.reduce((sum, { postings }) => sum + postings.total, 0)
   const bareTimes = bareParts.map((part) => part.total)
   const partP50 = (part: "embed" | "vector" | "bm25") => percentile(bareParts.map((parts) => parts[part]), 50)
 
@@ -136,7 +148,12 @@ const program = Effect.gen(function*() {
     bare_ms: {
       p50: percentile(bareTimes, 50),
       p95: percentile(bareTimes, 95),
-      parts_p50: { embed: partP50("embed"), vector: partP50("vector"), bm25: partP50("bm25") }
+      parts_p50: { embed: partP50("embed"), vector: partP50("vector"), bm25: partP50("bm25") },
+      bm25_share_of_postings_read: {
+        p50: percentile(shares, 50),
+        p95: percentile(shares, 95),
+        all: postingsTotal === 0 ? 0 : postingsRead / postingsTotal
+      }
     },
     concurrency_1: { p50: percentile(c1.times, 50), p95: percentile(c1.times, 95), qps: c1.qps },
     concurrency_8: { p50: percentile(c8.times, 50), p95: percentile(c8.times, 95), qps: c8.qps },
@@ -153,6 +170,10 @@ const program = Effect.gen(function*() {
   console.log(`bare (embedding + vector SQL + BM25): p50 ${result.bare_ms.p50.toFixed(1)} ms, p95 ${
     result.bare_ms.p95.toFixed(1)} ms; p50 of the parts: embedding ${partP50("embed").toFixed(1)}, vector ${
     partP50("vector").toFixed(1)}, BM25 ${partP50("bm25").toFixed(1)} ms`)
+  const read = result.bare_ms.bm25_share_of_postings_read
+  const percent = (share: number) => `${(share * 100).toFixed(1)}%`
+  console.log(`BM25 read ${percent(read.p50)} of its query's postings (p50; p95 ${percent(read.p95)}, ${
+    percent(read.all)} of all)`)
   console.log(`POST /search multi, concurrency 1: p50 ${result.concurrency_1.p50.toFixed(1)} ms, p95 ${result.concurrency_1.p95.toFixed(1)} ms, ${result.concurrency_1.qps.toFixed(1)} q/s`)
   console.log(`POST /search multi, concurrency 8: p50 ${result.concurrency_8.p50.toFixed(1)} ms, p95 ${result.concurrency_8.p95.toFixed(1)} ms, ${result.concurrency_8.qps.toFixed(1)} q/s`)
   console.log(`GET /system/health during concurrency 8: ${result.health_during_concurrency_8.requests} requests, p50 ${

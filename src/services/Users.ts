@@ -29,6 +29,9 @@ const toStored = (row: typeof UserRow.Type): StoredUser => ({
   passwordHash: Option.fromNullishOr(row.password_hash)
 })
 
+/** Users the process keeps at hand after a lookup by id. */
+const rememberedUsers = 10_000
+
 export class Users extends Context.Service<Users, {
   readonly findById: (id: UserId) => Effect.Effect<Option.Option<StoredUser>>
   /** Case-insensitive, on the trimmed name. */
@@ -64,8 +67,23 @@ export class Users extends Context.Service<Users, {
         execute: (row) => sql`INSERT INTO users ${sql.insert(row)} RETURNING *`
       })
 
+      // A user row never changes and is never deleted once created, so every request's token check can skip the
+      // database for users it has seen (the most recent `rememberedUsers`; nothing absent is remembered).
+      const seen = new Map<string, StoredUser>()
+      const remember = (stored: StoredUser) => {
+        seen.delete(stored.user.id)
+        seen.set(stored.user.id, stored)
+        if (seen.size > rememberedUsers) seen.delete(seen.keys().next().value!)
+      }
+
       return Users.of({
-        findById: Effect.fn("Users.findById")((id) => byId(id).pipe(Effect.map(Option.map(toStored)), Effect.orDie)),
+        findById: Effect.fn("Users.findById")(function*(id) {
+          const known = seen.get(id)
+          if (known !== undefined) return Option.some(known)
+          const found = Option.map(yield* Effect.orDie(byId(id)), toStored)
+          if (Option.isSome(found)) remember(found.value)
+          return found
+        }),
         findByName: Effect.fn("Users.findByName")((name) =>
           byName(name.trim()).pipe(Effect.map(Option.map(toStored)), Effect.orDie)
         ),
