@@ -57,7 +57,7 @@ const parameters = { k1: 1.2, b: 0.75 }
 
 interface Index {
   readonly lexical: LexicalIndex["Service"]
-  /** The same index reading only terms of at most 16 postings at once (the server's: 16,384), so it prunes here. */
+  /** The same index with a first statement and lookups for small corpora (the server's suit 100,000 chunks). */
   readonly pruning: LexicalIndex["Service"]
   readonly sql: SqlClient.SqlClient
 }
@@ -67,7 +67,7 @@ const onServer = <A>(settings: EngramSettings, use: (url: string, index: Index) 
   Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(serverLayer(settings))
     const sql = Context.get(context, SqlClient.SqlClient)
-    const pruning = yield* Layer.build(LexicalIndex.layerWith({ inlinePostings: 16 })).pipe(
+    const pruning = yield* Layer.build(LexicalIndex.layerWith({ inlinePostings: 16, lookupCost: 1 })).pipe(
       Effect.provideService(SqlClient.SqlClient, sql)
     )
     return yield* use(Context.get(context, TestServer).url, {
