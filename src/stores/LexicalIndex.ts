@@ -434,7 +434,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         limit: number,
         known: Map<number, string | null>
       ) {
-        for (let fetch = Math.max(limit * 2, 100);; fetch *= 4) {
+        for (let fetch = limit * 2;; fetch *= 4) {
           const ranked = best(scored, fetch)
           const unchecked = ranked.map((i) => scored.nos[i]!).filter((no) => !known.has(no))
           for (const no of unchecked) known.set(no, null)
