@@ -104,11 +104,11 @@ class Accumulator {
     }
   }
 
-  take(): Scored {
+  /** The scores so far; adding goes on where it was. */
+  scored(): Scored {
     const nos = Int32Array.from(this.seen)
     const units = new Float64Array(nos.length)
     for (let i = 0; i < nos.length; i++) units[i] = this.units[nos[i]!]!
-    this.seen = []
     return { nos, units }
   }
 
@@ -493,7 +493,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             postings: { read: postingsRead, total }
           }))
         if (deferred.length === 0) {
-          const scored = accumulator.take()
+          const scored = accumulator.scored()
           idle.push(accumulator)
           return yield* finish(scored)
         }
@@ -504,7 +504,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // is worth) their segments are read after all.
         const bound = deferred.reduce((sum, term) => sum + boundUnits(parameters, term.idf), 0)
         const affordable = deferred.reduce((sum, term) => sum + term.postings, 0) / lookupCost / deferred.length
-        const partial = accumulator.take()
+        const partial = accumulator.scored()
         const within = (threshold: number) => {
           const chosen: Array<number> = []
           for (let i = 0; i < partial.nos.length && chosen.length <= affordable; i++) {
@@ -521,10 +521,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const threshold = floor[limit - 1]?.units ?? Infinity
         const candidates = floor.length === limit && bound < threshold ? within(threshold) : []
         if (candidates.length === 0 || candidates.length > affordable) {
-          accumulator.start()
-          for (let i = 0; i < partial.nos.length; i++) accumulator.add(partial.nos[i]!, partial.units[i]!)
           postingsRead += yield* scoreSegments(accumulator, yield* segmentsOf(deferred), weigh)
-          const scored = accumulator.take()
+          const scored = accumulator.scored()
           idle.push(accumulator)
           return yield* finish(scored)
         }
