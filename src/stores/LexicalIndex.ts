@@ -218,9 +218,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
 }>()("engram/LexicalIndex") {
   /**
    * `inlinePostings`: a term with at most this many postings comes with its segments in search's first statement
-   * (the rest are read or deferred by a second). `lookupCost`: looking up a deferred term's weight in one chunk costs
-   * about as much as reading this many postings (PGlite at 100,000 chunks: 12–30 µs against about 0.03 µs). Tests
-   * set both low to prune on small corpora.
+   * (the rest are read or deferred by a second). `lookupCost`: looking up a deferred term's weight in one chunk is
+   * counted as reading this many postings (scattered index pages against a sequential read; docs/benchmarks.md has
+   * the comparison that chose 256). Tests set both low to prune on small corpora.
    */
   static readonly layerWith = (
     { inlinePostings, lookupCost }: { readonly inlinePostings: number; readonly lookupCost: number }
@@ -546,5 +546,5 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
     })
   )
 
-  static readonly layer = LexicalIndex.layerWith({ inlinePostings: 16_384, lookupCost: 1024 })
+  static readonly layer = LexicalIndex.layerWith({ inlinePostings: 16_384, lookupCost: 256 })
 }
