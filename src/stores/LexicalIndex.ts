@@ -55,23 +55,6 @@ interface QueryTerm {
 /** More than any weight of a term of this `idf`, in units: BM25's weight grows towards idf·(k1 + 1) with tf. */
 const boundUnits = ({ k1 }: Bm25Parameters, idf: number) => Math.ceil(idf * (k1 + 1) * unit) + 1
 
-/**
- * Which of the query's terms search may defer (MaxScore) instead of reading: from the lowest IDF up, while the
- * deferred terms' bounds add up to less than a quarter of the rarest term's — words so common that only the few
- * chunks already near the top could need their weight.
- */
-const deferrable = (terms: ReadonlyArray<QueryTerm>, parameters: Bm25Parameters): ReadonlyArray<QueryTerm> => {
-  if (terms.some((term) => !(term.idf > 0))) return []
-  const sorted = [...terms].sort((x, y) => x.idf - y.idf || (x.term < y.term ? -1 : 1))
-  const quarter = boundUnits(parameters, sorted[sorted.length - 1]!.idf) / 4
-  let bound = 0
-  let count = 0
-  for (; count < sorted.length - 1 && bound + boundUnits(parameters, sorted[count]!.idf) < quarter; count++) {
-    bound += boundUnits(parameters, sorted[count]!.idf)
-  }
-  return sorted.slice(0, count)
-}
-
 /** The chunks one query scored: their numbers and scores (in units), index by index. */
 interface Scored {
   readonly nos: Int32Array
@@ -217,8 +200,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
   }>
 }>()("engram/LexicalIndex") {
   /**
-   * `inlinePostings`: a term with at most this many postings comes with its segments in search's first statement
-   * (the rest are read or deferred by a second). `lookupCost`: looking up a deferred term's weight in one chunk is
+   * `inlinePostings`: a term with at most this many postings is read at once, however common (deferring it could
+   * not save much). `lookupCost`: looking up a deferred term's weight in one chunk is
    * counted as reading this many postings (scattered index pages against a sequential read; docs/benchmarks.md has
    * the comparison that chose 256). Tests set both low to prune on small corpora.
    */
@@ -457,16 +440,23 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         parameters: Bm25Parameters
       ) {
         if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 } }
-        // The query's terms found in the sources, each with its IDF there, the sources' average chunk length and
-        // how many postings its segments hold; the segments themselves of terms with few postings.
+        // The query's terms found in the sources, each with its IDF there, the sources' average chunk length, how
+        // many postings its segments hold and the segments themselves, but for the most common terms (from the
+        // lowest IDF up, while their IDFs add up to less than a quarter of the highest) with more than
+        // `inlinePostings` postings: those are deferred (MaxScore, below).
         const rows = yield* sql<QueryTerm & { readonly packed: string | null }>`
           WITH ${weightedTerms(sql, query, sourceIds)},
+          ranked AS (
+            SELECT term, sum(idf) OVER (ORDER BY idf, term) < max(idf) OVER () / 4 AS common FROM weighted
+          ),
           found AS (
-            SELECT w.term, w.idf, w.avgdl, s.packed, sum(s.postings) OVER (PARTITION BY w.term) AS postings
-            FROM weighted w JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}
+            SELECT w.term, w.idf, w.avgdl, r.common, s.packed,
+              sum(s.postings) OVER (PARTITION BY w.term) AS postings
+            FROM weighted w JOIN ranked r ON r.term = w.term
+            JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}
           )
           SELECT term, idf, avgdl, postings::int AS postings,
-            CASE WHEN postings <= ${inlinePostings} THEN encode(packed, 'base64') END AS packed
+            CASE WHEN NOT common OR postings <= ${inlinePostings} THEN encode(packed, 'base64') END AS packed
           FROM found`
         const byTerm = new Map(rows.map((row) => [row.term, row]))
         const terms = [...byTerm.values()]
@@ -476,16 +466,15 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           const { avgdl, idf } = byTerm.get(term)!
           return weightUnits(parameters, avgdl, idf, tf, len)
         }
-        const inline = rows.flatMap(({ packed, term }) => packed === null ? [] : [{ term, packed }])
-        const deferred = deferrable(terms, parameters).filter((term) => term.postings > inlinePostings)
+        const read = rows.flatMap(({ packed, term }) => packed === null ? [] : [{ term, packed }])
+        const deferred = terms.filter((term) => term.packed === null)
         const segmentsOf = (chosen: ReadonlyArray<QueryTerm>) =>
-          chosen.length === 0 ? Effect.succeed([]) : sql<{ term: string; packed: string }>`
+          sql<{ term: string; packed: string }>`
             SELECT term, encode(packed, 'base64') AS packed FROM lexical_segments
             WHERE term = ANY(${chosen.map((term) => term.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
-        const read = terms.filter((term) => term.postings > inlinePostings && !deferred.includes(term))
         const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
-        let postingsRead = yield* scoreSegments(accumulator, [...inline, ...yield* segmentsOf(read)], weigh)
+        let postingsRead = yield* scoreSegments(accumulator, read, weigh)
         const known = new Map<number, string | null>()
         const finish = (scored: Scored) =>
           Effect.map(visibleBest(scored, limit, known), (hits) => ({
@@ -500,8 +489,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // MaxScore: the deferred terms (common ones, of low weight) together add at most `bound` to a chunk. A chunk
         // they alone would bring cannot reach the k-th best searchable chunk of the terms read (its score only
         // grows); a chunk already scored needs their weights only if it could reach it with them, looked up per
-        // chunk. Otherwise (too few chunks, the bound too high, or more lookups than reading the deferred postings
-        // is worth) their segments are read after all.
+        // chunk. Otherwise (too few chunks, the bound too high, more lookups than reading the deferred postings is
+        // worth, or a term of negative weight, which statistics out of step could give) their segments are read.
         const bound = deferred.reduce((sum, term) => sum + boundUnits(parameters, term.idf), 0)
         const affordable = deferred.reduce((sum, term) => sum + term.postings, 0) / lookupCost / deferred.length
         const partial = accumulator.scored()
@@ -515,8 +504,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // The k-th best of all chunks scored is at least the k-th best searchable one: if even that leaves too
         // many chunks to look up, their visibility need not be checked first.
         const anyKth = best(partial, limit)[limit - 1]
-        const hopeful = anyKth !== undefined && bound < partial.units[anyKth]! &&
-          within(partial.units[anyKth]!).length <= affordable
+        const hopeful = anyKth !== undefined && deferred.every((term) => term.idf >= 0) &&
+          bound < partial.units[anyKth]! && within(partial.units[anyKth]!).length <= affordable
         const floor = hopeful ? yield* visibleBest(partial, limit, known) : []
         const threshold = floor[limit - 1]?.units ?? Infinity
         const candidates = floor.length === limit && bound < threshold ? within(threshold) : []
