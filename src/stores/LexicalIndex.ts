@@ -201,9 +201,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
 }>()("engram/LexicalIndex") {
   /**
    * `inlinePostings`: a term with at most this many postings is read at once, however common (deferring it could
-   * not save much). `lookupCost`: looking up a deferred term's weight in one chunk is
-   * counted as reading this many postings (scattered index pages against a sequential read; docs/benchmarks.md has
-   * the comparison that chose 256). Tests set both low to prune on small corpora.
+   * not save much). `lookupCost`: looking up a deferred term's weight in one chunk is counted as reading this many
+   * postings (scattered index pages against a sequential read; docs/decisions.md has the comparison that chose
+   * 256). Tests set both low to prune on small corpora.
    */
   static readonly layerWith = (
     { inlinePostings, lookupCost }: { readonly inlinePostings: number; readonly lookupCost: number }
