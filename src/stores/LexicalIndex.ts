@@ -395,12 +395,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const scoreSegments = Effect.fnUntraced(function*(
         accumulator: Accumulator,
         segments: ReadonlyArray<{ readonly term: string; readonly packed: string }>,
-        weigh: (term: string, tf: number, len: number) => number
+        weighOf: (term: string) => (tf: number, len: number) => number
       ) {
         let postings = 0
         for (const segment of segments) {
+          const weigh = weighOf(segment.term)
           forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
-            accumulator.add(no, weigh(segment.term, tf, len))
+            accumulator.add(no, weigh(tf, len))
             postings++
           })
           yield* Effect.yieldNow
@@ -462,9 +463,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const terms = [...byTerm.values()]
         const total = terms.reduce((sum, term) => sum + term.postings, 0)
         if (terms.length === 0) return { hits: [], postings: { read: 0, total } }
-        const weigh = (term: string, tf: number, len: number) => {
+        const weighOf = (term: string) => {
           const { avgdl, idf } = byTerm.get(term)!
-          return weightUnits(parameters, avgdl, idf, tf, len)
+          return (tf: number, len: number) => weightUnits(parameters, avgdl, idf, tf, len)
         }
         const read = rows.flatMap(({ packed, term }) => packed === null ? [] : [{ term, packed }])
         const deferred = terms.filter((term) => term.packed === null)
@@ -474,7 +475,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             WHERE term = ANY(${chosen.map((term) => term.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
         const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
-        let postingsRead = yield* scoreSegments(accumulator, read, weigh)
+        let postingsRead = yield* scoreSegments(accumulator, read, weighOf)
         const known = new Map<number, string | null>()
         const finish = (scored: Scored) =>
           Effect.map(visibleBest(scored, limit, known), (hits) => ({
@@ -510,7 +511,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const threshold = floor[limit - 1]?.units ?? Infinity
         const candidates = floor.length === limit && bound < threshold ? within(threshold) : []
         if (candidates.length === 0 || candidates.length > affordable) {
-          postingsRead += yield* scoreSegments(accumulator, yield* segmentsOf(deferred), weigh)
+          postingsRead += yield* scoreSegments(accumulator, yield* segmentsOf(deferred), weighOf)
           const scored = accumulator.scored()
           idle.push(accumulator)
           return yield* finish(scored)
@@ -523,7 +524,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           SELECT n.no, t.term, t.tf, t.len FROM unnest(${Array.from(nos)}::int[]) AS n (no)
           JOIN chunks c ON c.no = n.no
           JOIN chunk_terms t ON t.chunk_id = c.id AND t.term = ANY(${deferred.map((term) => term.term)}::text[])`
-        for (const row of weights) units[at.get(row.no)!]! += weigh(row.term, row.tf, row.len)
+        for (const row of weights) units[at.get(row.no)!]! += weighOf(row.term)(row.tf, row.len)
         postingsRead += weights.length
         return yield* finish({ nos, units })
       }, Effect.orDie)
