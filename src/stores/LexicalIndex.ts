@@ -52,6 +52,12 @@ interface QueryTerm {
   readonly postings: number
 }
 
+/**
+ * MaxScore only for searches of at most this many results: deeper, the k-th score is lower, more chunks could reach
+ * it, and looking their weights up cost more than reading the common terms (docs/decisions.md).
+ */
+const maxScoreDepth = 20
+
 /** More than any weight of a term of this `idf`, in units: BM25's weight grows towards idf·(k1 + 1) with tf. */
 const boundUnits = ({ k1 }: Bm25Parameters, idf: number) => Math.ceil(idf * (k1 + 1) * unit) + 1
 
@@ -444,7 +450,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // The query's terms found in the sources, each with its IDF there, the sources' average chunk length, how
         // many postings its segments hold and the segments themselves, but for the most common terms (from the
         // lowest IDF up, while their IDFs add up to less than a quarter of the highest) with more than
-        // `inlinePostings` postings: those are deferred (MaxScore, below).
+        // `inlinePostings` postings: those are deferred (MaxScore, below), when at most `maxScoreDepth` are asked.
         const rows = yield* sql<QueryTerm & { readonly packed: string | null }>`
           WITH ${weightedTerms(sql, query, sourceIds)},
           ranked AS (
@@ -457,7 +463,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}
           )
           SELECT term, idf, avgdl, postings::int AS postings,
-            CASE WHEN NOT common OR postings <= ${inlinePostings} THEN encode(packed, 'base64') END AS packed
+            CASE WHEN NOT (common AND postings > ${inlinePostings} AND ${limit <= maxScoreDepth})
+              THEN encode(packed, 'base64') END AS packed
           FROM found`
         const byTerm = new Map(rows.map((row) => [row.term, row]))
         const terms = [...byTerm.values()]
