@@ -175,6 +175,8 @@ describe("BM25 over packed postings", () => {
 
               // Deleted documents leave their statistics, their packed postings stay until their terms are merged;
               // reprocessed ones get new chunks and postings; new documents append and merge.
+              const [mark] = yield* index.sql<{ id: number }>`
+                SELECT coalesce(max(id), 0)::int AS id FROM lexical_segments`.pipe(Effect.orDie)
               for (const document of documents.splice(0, 4)) yield* removeDocument(url, token, document)
               for (const document of documents.slice(0, 2)) {
                 const reply = yield* act(url, token, document, "reprocess")
@@ -191,6 +193,18 @@ describe("BM25 over packed postings", () => {
               }
               yield* check(yield* compareToExhaustive(index, random, word, sources))
               assert.isBelow(yield* mostSegments(index.sql), 8)
+              // Segments merged since then (more postings than one document gives) hold no number that left search.
+              const remerged = yield* index.sql<{ packed: string; source_id: string }>`
+                SELECT encode(packed, 'base64') AS packed, source_id FROM lexical_segments
+                WHERE id > ${mark!.id} AND postings >= 8`.pipe(Effect.orDie)
+              const dead = new Set((yield* index.sql<{ key: string }>`
+                SELECT source_id || '/' || no AS key FROM lexical_dead`.pipe(Effect.orDie)).map((row) => row.key))
+              assert.isAbove(remerged.length, 0)
+              assert.isAbove(dead.size, 0)
+              for (const segment of remerged) {
+                forEachPosting(Buffer.from(segment.packed, "base64"), (no) =>
+                  assert.isFalse(dead.has(`${segment.source_id}/${no}`), `number ${no} left search`))
+              }
               return { token, sources, documents }
             }))
 
