@@ -68,10 +68,9 @@ export class Users extends Context.Service<Users, {
       })
 
       // A user row never changes and is never deleted once created, so every request's token check can skip the
-      // database for users it has seen (the most recent `rememberedUsers`; nothing absent is remembered).
+      // database for users it has seen (the last `rememberedUsers` fetched; nothing absent is remembered).
       const seen = new Map<string, StoredUser>()
       const remember = (stored: StoredUser) => {
-        seen.delete(stored.user.id)
         seen.set(stored.user.id, stored)
         if (seen.size > rememberedUsers) seen.delete(seen.keys().next().value!)
       }
