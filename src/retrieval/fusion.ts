@@ -51,7 +51,12 @@ const shortBase = 2 ** 51
 /** A text's shingles, sorted and distinct: numbers, or the trigrams' text where words outnumber the ids. */
 type Shingles = Float64Array | ReadonlyArray<string>
 
-const wordsOf = (text: string) => text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? []
+const ascii = /^[\x00-\x7f]*$/
+/** An ASCII text's words are its runs of ASCII letters and digits (NFKC leaves ASCII as it is). */
+const wordsOf = (text: string) =>
+  (ascii.test(text)
+    ? text.toLowerCase().match(/[a-z0-9]+/g)
+    : text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu)) ?? []
 
 /**
  * A text's word trigrams (of `words`, lower case, NFKC), each as one number from the ids `ids` gives its words (one

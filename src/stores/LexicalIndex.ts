@@ -112,6 +112,9 @@ class Accumulator {
   }
 }
 
+/** Postings scored, at least, between two yields to the other fibers (about a millisecond of work). */
+const postingsPerYield = 32_768
+
 /**
  * The indexes of the best `n` scored chunks, best first: the higher score, then the lower chunk number (a heap with
  * the worst of those kept at its root).
@@ -397,20 +400,24 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
       }, Effect.orDie)
 
-      /** Scores a term's segments into the accumulator; other requests get the thread between segments. */
+      /** Scores segments into the accumulator; other requests get the thread between segments, once per `postingsPerYield` postings. */
       const scoreSegments = Effect.fnUntraced(function*(
         accumulator: Accumulator,
         segments: ReadonlyArray<{ readonly term: string; readonly packed: string }>,
         weighOf: (term: string) => (tf: number, len: number) => number
       ) {
         let postings = 0
+        let yieldAt = postingsPerYield
         for (const segment of segments) {
           const weigh = weighOf(segment.term)
           forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
             accumulator.add(no, weigh(tf, len))
             postings++
           })
-          yield* Effect.yieldNow
+          if (postings >= yieldAt) {
+            yieldAt = postings + postingsPerYield
+            yield* Effect.yieldNow
+          }
         }
         return postings
       })

@@ -85,7 +85,9 @@ describe("fusion", () => {
     Effect.sync(() => {
       const next = mulberry32(7)
       const pick = <A>(items: ReadonlyArray<A>) => items[Math.floor(next() * items.length)]!
-      const vocabulary = ["cell", "Cells", "the", "of", "T-cell", "β", "ﬁbrosis", "Zoë", "2024", "a", "mouse", "MICE", "in", "RNA"]
+      // Texts of ASCII only (split by the service on ASCII letters and digits) and texts with other letters alike.
+      const vocabulary = ["cell", "Cells", "the", "of", "T-cell", "β", "ﬁbrosis", "Zoë", "2024", "a", "mouse", "MICE", "in", "RNA",
+        "IL_6", "don't", "3.5", "x\ty"]
       const sentence = (length: number) => Array.from({ length }, () => pick(vocabulary)).join(pick([" ", ", ", ". ", "-"]))
       const edit = (text: string) => {
         const words = text.split(" ")
