@@ -359,7 +359,18 @@ const genderOf = (terms: ReadonlyArray<Term>, title: Term | null): Gender | null
 
 const personTags = ["Person", "FirstName", "LastName", "MaleName", "FemaleName", "Honorific"]
 const placeTags = ["Place", "Country", "City", "Region", "Address"]
+/**
+ * Chat interjections compromise's lexicon lacks (it knows "ooh", "ugh", "yikes", "phew"): "Aww" or "Hmm" opening a
+ * message is no name. Written in capitals they stay acronyms ("UM"); "Shh" is left out, as it is also a gene.
+ */
+const interjections = new Set(["aw", "aww", "hmm", "hm", "umm", "um", "ew", "pfft", "mhm", "welp", "hiya", "heya", "woah", "geez"])
+const isInterjection = (term: Term) =>
+  /\p{Ll}/u.test(term.text) && interjections.has(lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1$1"))
+
 const notNameTags = ["Date", "Month", "WeekDay", "Holiday", "Pronoun", "Value", "Time", "Duration", "Verb", "Adverb"]
+
+/** compromise's tags of function words: a word it gives one of is never the unknown first word of a name. */
+const closedClassTags = ["QuestionWord", "Conjunction", "Preposition", "Determiner", "Pronoun", "Copula", "Auxiliary", "Modal"]
 
 /** Capitalised acronyms that name roles, units or chat shorthand rather than things. */
 const notEntityAcronyms = new Set([
@@ -499,10 +510,12 @@ const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, contex
   const term = terms[i]!
   if (term.tags.has("AtMention")) return true
   if (firstPerson.test(term.text)) return false
-  if (term.tags.has("Expression") && !context.speakerKeys.has(lower(term.text))) return false
+  if ((term.tags.has("Expression") || isInterjection(term)) && !context.speakerKeys.has(lower(term.text))) return false
   // "Northgate Analytics, …": compromise reads an unknown opening word before a name as an imperative.
+  // Not a word of a closed class the lexicon lacks only as a contraction ("How's Biscuit", "Where's Marco").
   const unknownOpening = i === 0 && lexiconTags(lower(term.text)).length === 0 && isCapitalised(term.text) &&
-    terms[1] !== undefined && /^\p{Lu}\p{Ll}/u.test(terms[1].text) && terms[1].tags.has("ProperNoun") && /^\s*$/.test(term.post)
+    !hasTag(term, closedClassTags) && terms[1] !== undefined && /^\p{Lu}\p{Ll}/u.test(terms[1].text) &&
+    terms[1].tags.has("ProperNoun") && /^\s*$/.test(term.post)
   if (unknownOpening) return true
   if (hasTag(term, notNameTags) && !term.tags.has("ProperNoun") && !term.tags.has("Person")) return false
   if (hasTag(term, ["Date", "Month", "WeekDay", "Holiday", "Pronoun"]) || holidays.has(lower(term.text))) return false
@@ -542,7 +555,7 @@ const isOpener = (term: Term, next: Term, context: DocumentWords) => {
   const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
   const known = lexiconTags(word)
   if (known.includes("Actor")) return false
-  if (isOrdinaryWord(word) || term.tags.has("Expression")) return true
+  if (isOrdinaryWord(word) || term.tags.has("Expression") || isInterjection(term)) return true
   return known.length === 0 && !context.capitalisedWords.has(word) &&
     (isSpeakerName(lower(next.text), context) || next.tags.has("FirstName"))
 }
@@ -554,7 +567,7 @@ const isOpener = (term: Term, next: Term, context: DocumentWords) => {
  */
 const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: boolean, context: DocumentWords) => {
   const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
-  if (term.tags.has("Expression") && !context.speakerKeys.has(word)) return true
+  if ((term.tags.has("Expression") || isInterjection(term)) && !context.speakerKeys.has(word)) return true
   if (isSpeakerName(word, context)) return false
   // "Ha!", "Woohoo!", "CHILD", "STATS": a chat sentence of one word, or a word in capitals the text also writes in lower case.
   if (chat && !context.capitalisedWords.has(word) && !hasTag(term, ["FirstName", "Place", "Organization"])) {
@@ -649,12 +662,33 @@ const kindFromContext = (
   return null
 }
 
+/**
+ * A name's words as written, with the spaces and full stops between them. The space after a contraction ("NCBI's
+ * Entrez": NCBI + 's, an implied "is" of no text) is not in the word's own trailing text but in the gap before the next.
+ */
 const surfaceOf = (terms: ReadonlyArray<Term>) =>
   terms
-    .map((term, i) => (i === terms.length - 1 ? term.text : term.text + term.post.replace(/[^.\s-]/g, "").replace(/\s+/g, " ")))
+    .map((term, i) => {
+      if (i === terms.length - 1) return term.text
+      const between = term.post.replace(/[^.\s-]/g, "").replace(/\s+/g, " ")
+      return term.text + (term.post === "" && terms[i + 1]!.start > term.end ? " " : between)
+    })
     .join("")
     .replace(/^@/, "")
     .trim()
+
+/**
+ * A one-word name's possessive (a first name or a speaker's) before a name compromise knows as a place, a person or an
+ * organisation ends it: "Marco's Paris flat", "Caroline's Lisbon trip" are two names each. Before other words it may
+ * name a business ("Joe's Pizza", "St. Luke's Hospital"), and after another word of the name it is one ("Trader
+ * Joe's Market").
+ */
+const ownerBefore = (terms: ReadonlyArray<Term>, first: number, at: number, context: DocumentWords) => {
+  const owner = terms[at - 1]!
+  return at - 1 === first && /\p{L}['’]s$/u.test(owner.text) &&
+    (owner.tags.has("FirstName") || isSpeakerName(lower(owner.text.slice(0, -2)), context)) &&
+    hasTag(terms[at]!, ["Place", "Person", "Organization"])
+}
 
 const connectors = new Set(["of", "and", "&", "de", "du", "der", "von", "van", "for", "the", "la", "le", "in"])
 
@@ -685,7 +719,7 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     const breaks = (at: number) => /[,;:)!?"”]|[.]\s/.test(terms[at - 1]!.post) &&
       !(/^\p{Lu}\.$/u.test(terms[at - 1]!.text + ".") || (/^[.]\s*$/.test(terms[at - 1]!.post) && terms[at - 1]!.tags.has("Abbreviation")))
     while (end < terms.length) {
-      if (breaks(end) || /\(/.test(terms[end]!.pre)) break
+      if (breaks(end) || /\(/.test(terms[end]!.pre) || ownerBefore(terms, first, end, context)) break
       if (isNameTerm(terms, end, chat, context) && !terms[end]!.tags.has("AtMention")) {
         end++
         continue

@@ -323,6 +323,30 @@ describe("extractRules: entities in conversation", () => {
     expect(names(extraction)).toEqual(["Caroline", "Melanie"])
   })
 
+  it("makes no entity of chat interjections compromise's lexicon lacks, and reads a name after a contraction", () => {
+    const extraction = extractRules(chat(
+      ["Caroline", at(0), "Aww that's sweet."],
+      ["Melanie", at(1), "Hmm, not sure. Umm ok"],
+      ["Caroline", at(2), "Awww. How's Biscuit doing?"],
+      ["Melanie", at(3), "Where's Oliver? Biscuit misses him"]
+    ))
+    expect(names(extraction)).toEqual(["Biscuit", "Caroline", "Melanie", "Oliver"])
+    expect(entityNamed(extraction, "Biscuit").mentions).toBe(2)
+  })
+
+  it("ends a one-word name at its possessive before a known place or person, not before other words or inside a longer name", () => {
+    const extraction = extractRules(chat(
+      ["Caroline", at(0), "Yesterday Marco's Paris flat was great."],
+      ["Melanie", at(1), "I think Caroline's Lisbon trip got cancelled."],
+      ["Caroline", at(2), "Mel's mom works at St. Luke's Hospital."],
+      ["Melanie", at(3), "Then pizza at Joe's Pizza, and oat milk from Trader Joe's Market?"]
+    ))
+    expect(names(extraction)).toEqual([
+      "Caroline", "Joe's Pizza", "Lisbon", "Marco", "Melanie", "Paris", "St. Luke's Hospital", "Trader Joe's Market"
+    ])
+    expect(entityNamed(extraction, "Caroline").mentions).toBe(2 + 1)
+  })
+
   it("takes the name out of a vocative and joins a short form to the one speaker it fits", () => {
     const extraction = extractRules(chat(
       ["Caroline", at(0), "Thanks Mel, the painting is lovely"],
