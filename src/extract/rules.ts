@@ -569,6 +569,10 @@ const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: bool
   const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
   if ((term.tags.has("Expression") || isInterjection(term)) && !context.speakerKeys.has(word)) return true
   if (isSpeakerName(word, context)) return false
+  // "Good Morning", "Tonight": a word chrono reads as a time of day alone, unless a first name ("June").
+  if (/^\p{Lu}\p{Ll}{2,8}$/u.test(term.text) && !hasTag(term, ["FirstName", "Person"]) && chrono.casual.parse(term.text).length > 0) {
+    return true
+  }
   // "Ha!", "Woohoo!", "CHILD", "STATS": a chat sentence of one word, or a word in capitals the text also writes in lower case.
   if (chat && !context.capitalisedWords.has(word) && !hasTag(term, ["FirstName", "Place", "Organization"])) {
     if (alone) return true
