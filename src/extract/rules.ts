@@ -1214,9 +1214,13 @@ const relativeWords = /\b(?:today|tonight|tomorrow|yesterday|this|last|next|past
 const unitOnly = /^(?:this|last|next|past|previous|coming|current)\s+(week|month|quarter|year|decade)$/i
 const quarterWords: Record<string, number> = { first: 1, second: 2, third: 3, fourth: 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4 }
 
-/** chrono's reading of "May" the modal, a bare number or a lone "second" are not dates. */
+/**
+ * chrono's readings that are no dates: a bare number, a lone "second", lower-case words as often verbs ("may",
+ * "march"), and how long something lasted ("for two weeks", which chrono reads as two weeks from now).
+ */
 const isSpuriousDate = (text: string) =>
-  /^(?:now|second|\d{1,3})$/i.test(text.trim()) || /^(?:may|march|sun|sat|mon|wed|fri)$/.test(text.trim())
+  /^(?:now|second|\d{1,3})$/i.test(text.trim()) || /^(?:may|march|sun|sat|mon|wed|fri)$/.test(text.trim()) ||
+  /^for\s/i.test(text.trim())
 
 /**
  * "next month", "three years ago": counted on the anchor's calendar from the first of its month, since chrono

@@ -220,6 +220,15 @@ describe("extractRules: chat messages", () => {
     })
   })
 
+  it("reads how long something lasted as no time ('for two weeks'), and the time beside it", () => {
+    const extraction = extractRules(chat(
+      ["Tom", "2022-11-05T20:07:00Z", "I went back home for two weeks in October."],
+      ["Tom", "2022-11-05T20:09:00Z", "We talked for an hour."]
+    ))
+    expect(eventOf(extraction, "go back").time).toMatchObject({ start: "2022-10-01T00:00:00.000Z", precision: "month" })
+    expect(eventOf(extraction, "talk").time).toMatchObject({ start: "2022-11-05T20:09:00.000Z", precision: "minute" })
+  })
+
   it("keeps a named subject as the actor and the speaker as a participant", () => {
     const extraction = extractRules(
       chat(["Alice", "2024-05-08T10:00:00Z", "Ok."], ["Bob", "2024-05-08T10:03:00Z", "Karen signed the contract yesterday."])
