@@ -238,8 +238,13 @@ const lineSpeakersOf = (input: ExtractionInput): ReadonlyMap<string, string> => 
       counts.set(key, entry)
     }
   }
+  const text = input.chunks.map((chunk) => chunk.text).join("\n")
+  /** "Aisha: …" once, and "Aisha Rahman" elsewhere in the text: the label is her first name. */
+  const namesSomeone = (label: string) =>
+    !label.includes(" ") &&
+    new RegExp(`(?<![\\p{L}])${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[ \\t]+\\p{Lu}\\p{Ll}`, "u").test(text)
   for (const [key, { label, count }] of counts) {
-    if (speakers.has(key) || count < 2) continue
+    if (speakers.has(key) || (count < 2 && !namesSomeone(label))) continue
     const words = label.split(/\s+/)
     if (words.every((word) => /^\p{Lu}/u.test(word)) && !words.some(isLabelWord)) speakers.set(key, label)
   }
@@ -1077,6 +1082,31 @@ const joinShortForms = (entities: Array<EntityDraft>) => {
     for (const key of entity.keys) target.keys.add(key)
     entity.mentions.length = 0
     entity.surfaces.length = 0
+  })
+  // A speaker known by a first name ("Marcus:") is the one person of the document with that first name and a
+  // surname ("Marcus Bell" among the attendees), when there is one and that person speaks under no label of their own.
+  entities.forEach((entity, index) => {
+    const word = wordOf(entity)
+    if (word === null || entity.spoken === 0 || [...entity.keys].some((key) => key.includes(" "))) return
+    const into = entities.flatMap((other, at) =>
+      at !== index && other.kind === "person" && other.spoken === 0 && live(other) &&
+        [...other.keys].some((key) => key.includes(" ") && key.split(" ")[0] === word)
+        ? [at]
+        : []
+    )
+    if (into.length !== 1) return
+    const target = entities[into[0]!]!
+    for (const mention of entity.mentions) {
+      mention.entity = into[0]!
+      target.mentions.push(mention)
+    }
+    target.spoken += entity.spoken
+    target.surfaces.push(...entity.surfaces)
+    for (const key of entity.keys) target.keys.add(key)
+    entity.mentions.length = 0
+    entity.surfaces.length = 0
+    entity.keys.clear()
+    entity.spoken = 0
   })
 }
 

@@ -393,6 +393,25 @@ describe("extractRules: entities in conversation", () => {
     expect(got?.participants[0]).toEqual({ entity: entityNamed(extraction, "Priya Nair").key, role: "actor" })
   })
 
+  it("reads meeting notes' first-name labels as the attendees named in full, also a label used once", () => {
+    const extraction = extractRules({
+      title: "Weekly sync",
+      documentDate: "2024-03-14T00:00:00Z",
+      chunks: [{
+        ordinal: 0,
+        speaker: null,
+        spokenAt: null,
+        text: "Attendees: Laura Chen, Marcus Bell, Aisha Rahman, Marcus Ortiz\n\n" +
+          "Laura: Budget for Q2 is approved.\nMarcus: The Atlas migration finished last Friday.\n" +
+          "Aisha: Customer escalations are down since February.\nLaura: Thanks everyone!\nMarcus: Bye."
+      }]
+    })
+    // Two attendees are called Marcus: the label stays apart from both.
+    expect(names(extraction)).toEqual(["Aisha Rahman", "Atlas", "Laura Chen", "Marcus", "Marcus Bell", "Marcus Ortiz"])
+    expect(entityNamed(extraction, "Laura Chen").mentions).toBe(1 + 2)
+    expect(entityNamed(extraction, "Aisha Rahman").mentions).toBe(1 + 1)
+  })
+
   it("joins nicknames to the one person whose first name they fit (Deb → Deborah, Hal → Harold, Lena → Elena)", () => {
     const extraction = extractRules(chat(
       ["Deborah Okafor", at(0), "Harold Jensen and Elena Petrova are coming on Sunday"],
