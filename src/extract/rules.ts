@@ -238,13 +238,16 @@ const lineSpeakersOf = (input: ExtractionInput): ReadonlyMap<string, string> => 
       counts.set(key, entry)
     }
   }
-  const text = input.chunks.map((chunk) => chunk.text).join("\n")
-  /** "Aisha: …" once, and "Aisha Rahman" elsewhere in the text: the label is her first name. */
-  const namesSomeone = (label: string) =>
-    !label.includes(" ") &&
-    new RegExp(`(?<![\\p{L}])${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[ \\t]+\\p{Lu}\\p{Ll}`, "u").test(text)
+  // "Aisha: …" once, and "Aisha Rahman" elsewhere in the text: the label is her first name. (The words standing
+  // before a capitalised word, collected in one pass over the text.)
+  const firstWords = new Set<string>()
+  for (const chunk of input.chunks) {
+    for (const match of chunk.text.matchAll(/(?<![\p{L}\p{M}'’.-])\p{L}[\p{L}\p{M}'’.-]*(?=[ \t]+\p{Lu}\p{Ll})/gu)) {
+      firstWords.add(match[0])
+    }
+  }
   for (const [key, { label, count }] of counts) {
-    if (speakers.has(key) || (count < 2 && !namesSomeone(label))) continue
+    if (speakers.has(key) || (count < 2 && !firstWords.has(label))) continue
     const words = label.split(/\s+/)
     if (words.every((word) => /^\p{Lu}/u.test(word)) && !words.some(isLabelWord)) speakers.set(key, label)
   }
