@@ -1054,6 +1054,20 @@ const joinShortForms = (entities: Array<EntityDraft>) => {
   const wordOf = (entity: EntityDraft) => [...entity.keys].find((key) => key.length > 0 && !key.includes(" ")) ?? null
   const firstNames = (entity: EntityDraft) => [...entity.keys].map((key) => key.split(" ")[0]!).filter((key) => key.length > 0)
   const live = (entity: EntityDraft) => entity.mentions.length + entity.spoken > 0
+  /** Another entity takes this one's mentions, surfaces, keys and messages spoken. */
+  const moveInto = (entity: EntityDraft, into: number) => {
+    const target = entities[into]!
+    for (const mention of entity.mentions) {
+      mention.entity = into
+      target.mentions.push(mention)
+    }
+    target.surfaces.push(...entity.surfaces)
+    for (const key of entity.keys) target.keys.add(key)
+    target.spoken += entity.spoken
+    entity.mentions.length = 0
+    entity.surfaces.length = 0
+    entity.spoken = 0
+  }
   const fits = (word: string, entity: EntityDraft) => firstNames(entity).some((name) => name === word || shortFormFits(word, name))
   const anchors = entities.flatMap((entity, index) =>
     entity.kind === "person" && live(entity) && (entity.spoken > 0 || [...entity.keys].some((key) => key.includes(" ")))
@@ -1075,16 +1089,7 @@ const joinShortForms = (entities: Array<EntityDraft>) => {
     if (word === null || entity.spoken > 0 || entity.mentions.length === 0 || (entity.kind !== "person" && entity.kind !== null)) return
     if ([...entity.keys].some((key) => key.includes(" "))) return
     const into = targets.filter((target) => target !== index && fits(word, entities[target]!))
-    if (into.length !== 1) return
-    const target = entities[into[0]!]!
-    for (const mention of entity.mentions) {
-      mention.entity = into[0]!
-      target.mentions.push(mention)
-    }
-    target.surfaces.push(...entity.surfaces)
-    for (const key of entity.keys) target.keys.add(key)
-    entity.mentions.length = 0
-    entity.surfaces.length = 0
+    if (into.length === 1) moveInto(entity, into[0]!)
   })
   // A speaker known by a first name ("Marcus:") is the one person of the document with that first name and a
   // surname ("Marcus Bell" among the attendees), when there is one and that person speaks under no label of their own.
@@ -1098,18 +1103,9 @@ const joinShortForms = (entities: Array<EntityDraft>) => {
         : []
     )
     if (into.length !== 1) return
-    const target = entities[into[0]!]!
-    for (const mention of entity.mentions) {
-      mention.entity = into[0]!
-      target.mentions.push(mention)
-    }
-    target.spoken += entity.spoken
-    target.surfaces.push(...entity.surfaces)
-    for (const key of entity.keys) target.keys.add(key)
-    entity.mentions.length = 0
-    entity.surfaces.length = 0
+    moveInto(entity, into[0]!)
+    // Its speaker's lines now find the person by name.
     entity.keys.clear()
-    entity.spoken = 0
   })
 }
 

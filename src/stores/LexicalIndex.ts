@@ -400,7 +400,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
       }, Effect.orDie)
 
-      /** Scores segments into the accumulator; other requests get the thread between segments, once per `postingsPerYield` postings. */
+      /** Scores segments into the accumulator; other requests get the thread between segments, every `postingsPerYield`. */
       const scoreSegments = Effect.fnUntraced(function*(
         accumulator: Accumulator,
         segments: ReadonlyArray<{ readonly term: string; readonly packed: string }>,
