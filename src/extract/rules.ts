@@ -386,7 +386,10 @@ const notEntityAcronyms = new Set([
   "eta", "eod", "eow", "fyi", "asap", "ok", "okay", "tbd", "tba", "utc", "gmt", "est", "pst", "cet", "am", "pm",
   "usd", "eur", "gbp", "gdp", "ipo", "kpi", "okr", "roi", "faq", "pdf", "url", "id", "lol", "btw", "imo", "afaik",
   "q1", "q2", "q3", "q4", "fy", "h1", "h2", "ps", "nb", "etc", "ie", "eg", "vs", "tv", "dm", "wip", "mvp", "poc",
-  "i", "a", "ii", "iii", "iv"
+  "i", "a", "ii", "iii", "iv",
+  // chat shorthand (not "GTG" or "IDC", which SciFact's abstracts use as a codon and a carcinoma)
+  "idk", "tbh", "rn", "smh", "lmao", "lmk", "ttyl", "brb", "omw", "ikr", "jk", "nvm", "tmrw", "pls", "plz", "thx", "irl",
+  "ngl", "fomo", "tldr", "hbd", "ily", "bff", "afk", "imho", "omg", "wtf", "rofl", "yolo", "ofc", "tysm", "wyd", "hmu"
 ])
 
 const organizationHeads = new Set([
@@ -763,6 +766,11 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     }
     if (nameTerms.length === 1 && !honorific && isOrdinaryName(nameTerms[0]!, atStart, terms.length === 1, chat, context)) {
       i = end
+      continue
+    }
+    // "Happy New Year", "Mother's Day", "Christmas Eve": a name before Year, Day or Eve is a holiday's, not a name.
+    if (end < terms.length && !breaks(end) && /^(?:Year|Day|Eve)(?:['’]s)?$/.test(terms[end]!.text)) {
+      i = end + 1
       continue
     }
     // A job title ("Head of Operations", "Director"): a role, not someone; the unit after its "of" is no entity either.

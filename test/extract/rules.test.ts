@@ -332,13 +332,14 @@ describe("extractRules: entities in conversation", () => {
     expect(names(extraction)).toEqual(["Caroline", "Melanie"])
   })
 
-  it("makes no entity of chat interjections compromise's lexicon lacks or a time of day, and reads a name after a contraction", () => {
+  it("makes no entity of chat interjections and shorthand, a time of day or a holiday, and reads a name after a contraction", () => {
     const extraction = extractRules(chat(
       ["Caroline", at(0), "Aww that's sweet."],
       ["Melanie", at(1), "Hmm, not sure. Umm ok"],
       ["Caroline", at(2), "Awww. How's Biscuit doing?"],
       ["Melanie", at(3), "Where's Oliver? Biscuit misses him"],
-      ["Caroline", at(4), "Good Morning everyone!! Tonight we celebrate. June is coming too"]
+      ["Caroline", at(4), "Good Morning everyone!! Tonight we celebrate. June is coming too"],
+      ["Melanie", at(5), "IDK, TBH I'm tired RN. Oh btw Happy New Year!! And happy Mother's Day to your mom"]
     ))
     expect(names(extraction)).toEqual(["Biscuit", "Caroline", "June", "Melanie", "Oliver"])
     expect(entityNamed(extraction, "Biscuit").mentions).toBe(2)
