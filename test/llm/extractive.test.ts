@@ -199,6 +199,24 @@ describe("extractive language model", () => {
       assert.strictEqual(kitten.text, "8 May 2023: Melanie: Wow, I adopted a kitten called Oscar [1]!")
       const other = yield* answer(promptFor("What is the kitten called?", chat))
       assert.notInclude(other.text, "May 2023")
+      // An event whose actor is not the speaker is quoted as the speaker's words.
+      const pets = "Sofia: My cat Luna turned five yesterday."
+      const birthday = yield* answer(promptFor("When did Luna turn five?", fitPassages([{
+        chunkId: "c-pets",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "pets",
+        text: pets,
+        messages: [{ speaker: "Sofia", spokenAt: "2023-06-01T09:10:00.000Z", start: 0, end: pets.length }],
+        events: [{
+          statement: "My cat Luna turned five yesterday.",
+          actor: "Luna",
+          start: "2023-05-31T00:00:00.000Z",
+          end: "2023-06-01T00:00:00.000Z",
+          precision: "day"
+        }]
+      }], 3000)))
+      assert.strictEqual(birthday.text, "31 May 2023 — Sofia: My cat Luna turned five yesterday [1].")
     }))
 
   it.effect("a when question whose best sentence is a question is answered by the reply's dated event", () =>
