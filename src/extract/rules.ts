@@ -768,8 +768,8 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       i = end
       continue
     }
-    // "Happy New Year", "Mother's Day", "Christmas Eve": a name before Year, Day or Eve is a holiday's, not a name.
-    if (end < terms.length && !breaks(end) && /^(?:Year|Day|Eve)(?:['’]s)?$/.test(terms[end]!.text)) {
+    // "Happy New Year", "Mother's Day", "Christmas Eve", "Pride Month": before Year, Day, Eve or Month, a holiday's.
+    if (end < terms.length && !breaks(end) && /^(?:Year|Day|Eve|Month)(?:['’]s)?$/.test(terms[end]!.text)) {
       i = end + 1
       continue
     }

@@ -339,7 +339,8 @@ describe("extractRules: entities in conversation", () => {
       ["Caroline", at(2), "Awww. How's Biscuit doing?"],
       ["Melanie", at(3), "Where's Oliver? Biscuit misses him"],
       ["Caroline", at(4), "Good Morning everyone!! Tonight we celebrate. June is coming too"],
-      ["Melanie", at(5), "IDK, TBH I'm tired RN. Oh btw Happy New Year!! And happy Mother's Day to your mom"]
+      ["Melanie", at(5), "IDK, TBH I'm tired RN. Oh btw Happy New Year!! And happy Mother's Day to your mom"],
+      ["Caroline", at(6), "Happy Pride Month!"]
     ))
     expect(names(extraction)).toEqual(["Biscuit", "Caroline", "June", "Melanie", "Oliver"])
     expect(entityNamed(extraction, "Biscuit").mentions).toBe(2)
