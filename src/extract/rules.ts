@@ -940,7 +940,11 @@ const compatible = (a: EntityKind | null, b: EntityKind | null) => a === null ||
 const keysFor = (key: string, kind: EntityKind | null) =>
   kind === "organization" || kind === null ? [key, withoutCorporateSuffix(key)] : [key]
 
-const resolveEntities = (mentions: ReadonlyArray<Mention>, turns: ReadonlyArray<string>): Array<EntityDraft> => {
+const resolveEntities = (
+  mentions: ReadonlyArray<Mention>,
+  turns: ReadonlyArray<string>,
+  given: ReadonlySet<string>
+): Array<EntityDraft> => {
   const entities: Array<EntityDraft> = []
   const create = (kind: EntityKind | null, key: string, at: number) => {
     entities.push({ kind, keys: new Set(keysFor(key, kind)), surfaces: [], mentions: [], spoken: 0, firstPosition: at })
@@ -1049,7 +1053,7 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, turns: ReadonlyArray<
       attach(mention, nearest(byKey(mention), at) ?? create(mention.kind, mention.key, at))
     }
   }
-  joinShortForms(entities)
+  joinShortForms(entities, given)
   return entities
 }
 
@@ -1058,7 +1062,7 @@ const resolveEntities = (mentions: ReadonlyArray<Mention>, turns: ReadonlyArray<
  * joins them ("Mel" → Melanie, "Tommy" → Thomas Becker); one that fits two ("Sam": Sam Hollis, Samira) stays apart.
  * The persons it may join: speakers, persons with a full name, and one-word persons that are no short form themselves.
  */
-const joinShortForms = (entities: Array<EntityDraft>) => {
+const joinShortForms = (entities: Array<EntityDraft>, given: ReadonlySet<string>) => {
   const wordOf = (entity: EntityDraft) => [...entity.keys].find((key) => key.length > 0 && !key.includes(" ")) ?? null
   const firstNames = (entity: EntityDraft) => [...entity.keys].map((key) => key.split(" ")[0]!).filter((key) => key.length > 0)
   const live = (entity: EntityDraft) => entity.mentions.length + entity.spoken > 0
@@ -1099,11 +1103,13 @@ const joinShortForms = (entities: Array<EntityDraft>) => {
     const into = targets.filter((target) => target !== index && fits(word, entities[target]!))
     if (into.length === 1) moveInto(entity, into[0]!)
   })
-  // A speaker known by a first name ("Marcus:") is the one person of the document with that first name and a
+  // A speaker labelled by a first name ("Marcus:") is the one person of the document with that first name and a
   // surname ("Marcus Bell" among the attendees), when there is one and that person speaks under no label of their own.
+  // A sender's name given with the messages stays as given: "Taylor" mentioning Taylor Swift is not her.
   entities.forEach((entity, index) => {
     const word = wordOf(entity)
-    if (word === null || entity.spoken === 0 || [...entity.keys].some((key) => key.includes(" "))) return
+    if (word === null || entity.spoken === 0 || given.has(word)) return
+    if ([...entity.keys].some((key) => key.includes(" "))) return
     const into = entities.flatMap((other, at) =>
       at !== index && other.kind === "person" && other.spoken === 0 && live(other) &&
         [...other.keys].some((key) => key.includes(" ") && key.split(" ")[0] === word)
@@ -1898,7 +1904,12 @@ export const extractRulesUntil = (
   const speakerFirstNames = new Set([...lineSpeakers.keys()].map((key) => key.split(" ")[0]!))
   const context: DocumentWords = { speakerKeys, speakerFirstNames, lowerCaseWords, capitalisedWords }
   const mentions = mentionsOf(sentences, input, context)
-  const drafts = resolveEntities(mentions, turns)
+  // Speakers the messages name (not "Name:" labels of a text): their name is what the sender gave.
+  const given = new Set(
+    input.chunks.flatMap((chunk) => [chunk.speaker, ...(chunk.messages ?? []).map((message) => message.speaker)])
+      .flatMap((name) => name === null ? [] : [normalizeName(name)])
+  )
+  const drafts = resolveEntities(mentions, turns, given)
 
   // Provisional keys; events are built against them and renamed once the kinds are final.
   const provisional = drafts.map((_, index) => `#${index}`)

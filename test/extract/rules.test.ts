@@ -412,6 +412,9 @@ describe("extractRules: entities in conversation", () => {
     expect(names(extraction)).toEqual(["Aisha Rahman", "Atlas", "Laura Chen", "Marcus", "Marcus Bell", "Marcus Ortiz"])
     expect(entityNamed(extraction, "Laura Chen").mentions).toBe(1 + 2)
     expect(entityNamed(extraction, "Aisha Rahman").mentions).toBe(1 + 1)
+    // A sender's name given with the message is not a label: Taylor is not Taylor Swift.
+    const fan = extractRules(chat(["Taylor", at(0), "I saw Taylor Swift last night!"], ["Jo", at(1), "Lucky you, Taylor"]))
+    expect(names(fan)).toEqual(["Jo", "Taylor", "Taylor Swift"])
   })
 
   it("joins nicknames to the one person whose first name they fit (Deb → Deborah, Hal → Harold, Lena → Elena)", () => {
