@@ -215,18 +215,18 @@ const isLabelWord = (word: string) => {
   return isOrdinaryWord(key) || /(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(key)
 }
 
+/** The senders' names given with the chunks and their messages (not "Name:" labels of the text). */
+const sendersOf = (input: ExtractionInput): Array<string> =>
+  input.chunks.flatMap((chunk) => [chunk.speaker, ...(chunk.messages ?? []).map((message) => message.speaker)])
+    .flatMap((name) => name === null || normalizeName(name).length === 0 ? [] : [name])
+
 /**
  * The speakers a document's lines are labelled with: the chunks' speakers, and labels that look like a person's
  * name (capitalised words, none of them an ordinary word) and open two lines or more, for transcripts whose
  * chunks hold several speakers' messages.
  */
 const lineSpeakersOf = (input: ExtractionInput): ReadonlyMap<string, string> => {
-  const speakers = new Map<string, string>()
-  for (const chunk of input.chunks) {
-    for (const name of [chunk.speaker, ...(chunk.messages ?? []).map((message) => message.speaker)]) {
-      if (name !== null && normalizeName(name).length > 0) speakers.set(normalizeName(name), name.trim())
-    }
-  }
+  const speakers = new Map(sendersOf(input).map((name) => [normalizeName(name), name.trim()]))
   const counts = new Map<string, { label: string; count: number }>()
   for (const chunk of input.chunks) {
     for (const line of chunk.text.split("\n")) {
@@ -372,8 +372,10 @@ const placeTags = ["Place", "Country", "City", "Region", "Address"]
  * message is no name. Written in capitals they stay acronyms ("UM"); "Shh" is left out, as it is also a gene.
  */
 const interjections = new Set(["aw", "aww", "hmm", "hm", "umm", "um", "ew", "pfft", "mhm", "welp", "hiya", "heya", "woah", "geez"])
-const isInterjection = (term: Term) =>
-  /\p{Ll}/u.test(term.text) && interjections.has(lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1$1"))
+/** An expression: compromise's #Expression (haha, wow, yay…) or one of those interjections. */
+const isExpression = (term: Term) =>
+  term.tags.has("Expression") ||
+  (/\p{Ll}/u.test(term.text) && interjections.has(lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1$1")))
 
 const notNameTags = ["Date", "Month", "WeekDay", "Holiday", "Pronoun", "Value", "Time", "Duration", "Verb", "Adverb"]
 
@@ -521,7 +523,7 @@ const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, contex
   const term = terms[i]!
   if (term.tags.has("AtMention")) return true
   if (firstPerson.test(term.text)) return false
-  if ((term.tags.has("Expression") || isInterjection(term)) && !context.speakerKeys.has(lower(term.text))) return false
+  if (isExpression(term) && !context.speakerKeys.has(lower(term.text))) return false
   // "Northgate Analytics, …": compromise reads an unknown opening word before a name as an imperative.
   // Not a word of a closed class the lexicon lacks only as a contraction ("How's Biscuit", "Where's Marco").
   const unknownOpening = i === 0 && lexiconTags(lower(term.text)).length === 0 && isCapitalised(term.text) &&
@@ -566,7 +568,7 @@ const isOpener = (term: Term, next: Term, context: DocumentWords) => {
   const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
   const known = lexiconTags(word)
   if (known.includes("Actor")) return false
-  if (isOrdinaryWord(word) || term.tags.has("Expression") || isInterjection(term)) return true
+  if (isOrdinaryWord(word) || isExpression(term)) return true
   return known.length === 0 && !context.capitalisedWords.has(word) &&
     (isSpeakerName(lower(next.text), context) || next.tags.has("FirstName"))
 }
@@ -578,7 +580,7 @@ const isOpener = (term: Term, next: Term, context: DocumentWords) => {
  */
 const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: boolean, context: DocumentWords) => {
   const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
-  if ((term.tags.has("Expression") || isInterjection(term)) && !context.speakerKeys.has(word)) return true
+  if (isExpression(term) && !context.speakerKeys.has(word)) return true
   if (isSpeakerName(word, context)) return false
   // "Good Morning", "Tonight": a word chrono reads as a time of day alone, unless a first name ("June").
   if (/^\p{Lu}\p{Ll}{2,8}$/u.test(term.text) && !hasTag(term, ["FirstName", "Person"]) && chrono.casual.parse(term.text).length > 0) {
@@ -1904,12 +1906,7 @@ export const extractRulesUntil = (
   const speakerFirstNames = new Set([...lineSpeakers.keys()].map((key) => key.split(" ")[0]!))
   const context: DocumentWords = { speakerKeys, speakerFirstNames, lowerCaseWords, capitalisedWords }
   const mentions = mentionsOf(sentences, input, context)
-  // Speakers the messages name (not "Name:" labels of a text): their name is what the sender gave.
-  const given = new Set(
-    input.chunks.flatMap((chunk) => [chunk.speaker, ...(chunk.messages ?? []).map((message) => message.speaker)])
-      .flatMap((name) => name === null ? [] : [normalizeName(name)])
-  )
-  const drafts = resolveEntities(mentions, turns, given)
+  const drafts = resolveEntities(mentions, turns, new Set(sendersOf(input).map(normalizeName)))
 
   // Provisional keys; events are built against them and renamed once the kinds are final.
   const provisional = drafts.map((_, index) => `#${index}`)
