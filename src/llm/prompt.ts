@@ -101,15 +101,19 @@ export const eventTime = (event: Pick<DatedEvent, "start" | "end" | "precision">
   }
 }
 
-/** The speaker of the chat message that says `statement`: an event line is labelled by who said it ("Sofia: My cat
- * Luna turned five yesterday"), not by its actor, which would read as the speaker. */
+/**
+ * The speaker of the chat message that says `statement`: an event line is labelled by who said it ("Sofia: My cat
+ * Luna turned five yesterday"), not by its actor, which would read as the speaker.
+ */
 const saidBy = (passage: Passage, statement: string): string | null =>
   (passage.messages ?? []).find((message) =>
     passage.text.slice(message.start, message.end).replace(/\s+/g, " ").includes(statement)
   )?.speaker ?? null
 
-/** Each message opens with the time it was sent; the events whose time the text states follow with their dates, each
- * labelled by who said it in a chat, else by its actor. */
+/**
+ * Each message opens with the time it was sent; the events whose time the text states follow with their dates, each
+ * labelled by who said it in a chat, else by its actor.
+ */
 const passageText = (passage: Passage) => {
   let text = passage.text
   const messages = [...(passage.messages ?? [])].filter((message) => message.spokenAt !== null && message.start >= 0 &&
