@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { type Manifest, manifestAsset } from "../src/binary/manifest.ts"
 import { workerScripts } from "../src/workers.ts"
+import { startCommand } from "./lib/startCommand.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const modules = Path.join(root, "node_modules")
@@ -167,6 +168,8 @@ const buildBinary = async () => {
     disableExperimentalSEAWarning: true,
     useSnapshot: false,
     useCodeCache: false,
+    // node's own options from `npm start` (the service's young generation), so the binary runs as `npm start` does.
+    execArgv: startCommand(root).args.filter((arg) => arg.startsWith("-")),
     assets
   }))
   run(nodeBinary, ["--experimental-sea-config", config])

@@ -4,6 +4,7 @@ import * as Path from "node:path"
 import { EngramConfig, type EngramSettings } from "../config.ts"
 import { modelAnswerAttributes, type ModelCall, modelCallSpan, modelErrorAttributes } from "../observability/GenAi.ts"
 import { embeddedPassages, embeddingSeconds } from "../observability/Metrics.ts"
+import { onnxSessionOptions } from "./onnxSession.ts"
 
 export interface EmbeddingModel {
   /** Identifies the vectors: a different name (or dimension) never shares an index. */
@@ -59,6 +60,7 @@ const onnxBackend = (settings: EngramSettings, progress: { detail: string }): Ef
       try: () =>
         pipeline("feature-extraction", location, {
           dtype: settings.embedDtype,
+          session_options: onnxSessionOptions,
           progress_callback: (info: { status: string; file?: string; progress?: number }) => {
             if (info.status === "progress" && info.file !== undefined) {
               progress.detail = `downloading ${info.file}: ${Math.round(info.progress ?? 0)}%`

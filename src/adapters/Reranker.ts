@@ -1,6 +1,7 @@
 import { Context, Deferred, Effect, Layer, Option, Ref, Schema, Semaphore } from "effect"
 import * as Path from "node:path"
 import { EngramConfig } from "../config.ts"
+import { onnxSessionOptions } from "./onnxSession.ts"
 
 export type RerankerState =
   | { readonly _tag: "Off" }
@@ -33,7 +34,11 @@ const loadCrossEncoder = (directory: string): Effect.Effect<{ name: string; scor
       try: () =>
         Promise.all([
           AutoTokenizer.from_pretrained(absolute, { local_files_only: true }),
-          AutoModelForSequenceClassification.from_pretrained(absolute, { dtype: "fp32", local_files_only: true })
+          AutoModelForSequenceClassification.from_pretrained(absolute, {
+            dtype: "fp32",
+            local_files_only: true,
+            session_options: onnxSessionOptions
+          })
         ]),
       catch: (error) => `cannot load the reranker model directory: ${(error as Error).message ?? error}`
     })

@@ -12,6 +12,12 @@ const termsPerStatement = 1000
 /** A term's segments of one size class are merged into one when there are this many (see `merge`). */
 const mergeFanIn = 8
 
+/**
+ * Postings one merge statement takes out at most (a term's full class with more is merged alone): the merge holds
+ * them in the service's memory, and a document can fill the classes of a thousand terms at once.
+ */
+const postingsPerMerge = 262_144
+
 /** Scores are counted in whole units of 2^-30 (see `weightUnits`). */
 const unit = 2 ** 30
 
@@ -149,6 +155,27 @@ const best = ({ nos, units }: Scored, n: number): Array<number> => {
   return heap.sort((i, j) => above(i, j) ? -1 : 1)
 }
 
+/** Full classes in groups of at most `postingsPerMerge` postings (a class with more is a group alone), in order. */
+export const mergeGroups = <A extends { readonly postings: number }>(
+  full: ReadonlyArray<A>,
+  limit: number = postingsPerMerge
+): Array<Array<A>> => {
+  const groups: Array<Array<A>> = []
+  let group: Array<A> = []
+  let postings = 0
+  for (const row of full) {
+    if (group.length > 0 && postings + row.postings > limit) {
+      groups.push(group)
+      group = []
+      postings = 0
+    }
+    group.push(row)
+    postings += row.postings
+  }
+  if (group.length > 0) groups.push(group)
+  return groups
+}
+
 /**
  * SQL common table expressions ending in `weighted (term, idf, avgdl)`: the query's terms found in the sources, each
  * with BM25's IDF over the sources, and the sources' average chunk length in lexemes.
@@ -258,42 +285,49 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const merge = Effect.fnUntraced(function*(sourceId: string, terms: ReadonlyArray<string>) {
         // A merged segment can fill the next size class in turn: its term is looked at again.
         for (let pending = terms; pending.length > 0;) {
-          const full = yield* sql<{ term: string; size: number }>`
-            SELECT term, ${sizeClass} AS size FROM lexical_segments
+          const full = yield* sql<{ term: string; size: number; postings: number }>`
+            SELECT term, ${sizeClass} AS size, sum(postings)::int AS postings FROM lexical_segments
             WHERE source_id = ${sourceId} AND term = ANY(${pending}::text[])
             GROUP BY term, size HAVING count(*) >= ${mergeFanIn}`
-          if (full.length === 0) return
-          const removed = yield* sql<{ term: string; packed: string }>`
-            DELETE FROM lexical_segments s
-            USING unnest(${full.map((row) => row.term)}::text[], ${full.map((row) => row.size)}::int[]) AS f (term, size)
-            WHERE s.source_id = ${sourceId} AND s.term = f.term AND ${sizeClass} = f.size
-            RETURNING s.term, encode(s.packed, 'base64') AS packed`
-          const byTerm = new Map<string, Array<Posting>>()
-          let low = Number.MAX_SAFE_INTEGER
-          let high = 0
-          for (const segment of removed) {
-            const postings = byTerm.get(segment.term) ?? []
-            byTerm.set(segment.term, postings)
-            forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
-              postings.push({ no, tf, len })
-              low = Math.min(low, no)
-              high = Math.max(high, no)
-            })
-          }
-          const dead = new Set((yield* sql<{ no: number }>`
-            SELECT no FROM lexical_dead WHERE source_id = ${sourceId} AND no BETWEEN ${low} AND ${high}`)
-            .map((row) => row.no))
-          const merged = [...byTerm].map(([term, postings]) => ({
-            term,
-            kept: postings.filter((posting) => !dead.has(posting.no)).sort((x, y) => x.no - y.no)
-          })).filter(({ kept }) => kept.length > 0)
-          yield* sql`
-            INSERT INTO lexical_segments (source_id, term, postings, packed)
-            SELECT ${sourceId}, u.term, u.postings, decode(u.packed, 'base64')
-            FROM unnest(${merged.map((m) => m.term)}::text[], ${merged.map((m) => m.kept.length)}::int[],
-              ${merged.map((m) => pack(m.kept).toString("base64"))}::text[]) AS u (term, postings, packed)`
-          pending = [...byTerm.keys()]
+          for (const group of mergeGroups(full)) yield* mergeClasses(sourceId, group)
+          pending = full.map((row) => row.term)
         }
+      })
+
+      /** The full classes merged: each one's segments replaced by one, without the postings of numbers that left search. */
+      const mergeClasses = Effect.fnUntraced(function*(
+        sourceId: string,
+        full: ReadonlyArray<{ readonly term: string; readonly size: number }>
+      ) {
+        const removed = yield* sql<{ term: string; packed: string }>`
+          DELETE FROM lexical_segments s
+          USING unnest(${full.map((row) => row.term)}::text[], ${full.map((row) => row.size)}::int[]) AS f (term, size)
+          WHERE s.source_id = ${sourceId} AND s.term = f.term AND ${sizeClass} = f.size
+          RETURNING s.term, encode(s.packed, 'base64') AS packed`
+        const byTerm = new Map<string, Array<Posting>>()
+        let low = Number.MAX_SAFE_INTEGER
+        let high = 0
+        for (const segment of removed) {
+          const postings = byTerm.get(segment.term) ?? []
+          byTerm.set(segment.term, postings)
+          forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
+            postings.push({ no, tf, len })
+            low = Math.min(low, no)
+            high = Math.max(high, no)
+          })
+        }
+        const dead = new Set((yield* sql<{ no: number }>`
+          SELECT no FROM lexical_dead WHERE source_id = ${sourceId} AND no BETWEEN ${low} AND ${high}`)
+          .map((row) => row.no))
+        const merged = [...byTerm].map(([term, postings]) => ({
+          term,
+          kept: postings.filter((posting) => !dead.has(posting.no)).sort((x, y) => x.no - y.no)
+        })).filter(({ kept }) => kept.length > 0)
+        yield* sql`
+          INSERT INTO lexical_segments (source_id, term, postings, packed)
+          SELECT ${sourceId}, u.term, u.postings, decode(u.packed, 'base64')
+          FROM unnest(${merged.map((m) => m.term)}::text[], ${merged.map((m) => m.kept.length)}::int[],
+            ${merged.map((m) => pack(m.kept).toString("base64"))}::text[]) AS u (term, postings, packed)`
       })
 
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {

@@ -4,7 +4,7 @@ import { mulberry32 } from "../../scripts/lib/onnx.ts"
 import type { EngramSettings } from "../../src/config.ts"
 import { SqlClient } from "effect/sql"
 import { exhaustiveBm25 } from "../../scripts/lib/bm25Reference.ts"
-import { LexicalIndex } from "../../src/stores/LexicalIndex.ts"
+import { LexicalIndex, mergeGroups } from "../../src/stores/LexicalIndex.ts"
 import { forEachPosting, pack, packedAggregate, type Posting } from "../../src/stores/packedPostings.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
@@ -296,3 +296,13 @@ for (const engine of engines) {
       }))
   })
 }
+
+describe("merge groups", () => {
+  it("keeps the classes in order, each group within the bound unless one class alone exceeds it", () => {
+    const classes = [5, 3, 9, 1, 1, 12, 4, 4].map((postings, i) => ({ term: `t${i}`, postings }))
+    const groups = mergeGroups(classes, 8)
+    assert.deepStrictEqual(groups.map((group) => group.map((row) => row.postings)), [[5, 3], [9], [1, 1], [12], [4, 4]])
+    assert.deepStrictEqual(groups.flat(), classes)
+    assert.deepStrictEqual(mergeGroups([], 8), [])
+  })
+})
