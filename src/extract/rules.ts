@@ -403,7 +403,7 @@ const organizationHeads = new Set([
   "club", "fund", "authority", "office", "bureau", "services", "network", "studios", "pharmaceuticals",
   "therapeutics", "energy", "industries", "solutions", "consulting", "parliament", "senate", "congress",
   "analytics", "brewing", "brewery", "roasters", "bakery", "cafe", "café", "restaurant", "bistro", "gym", "clinic",
-  "pharmacy", "vets", "salon", "supermarket", "hotel", "shelter",
+  "pharmacy", "vets", "salon", "supermarket", "hotel", "shelter", "pub", "academy",
   "reuters", "press", "news", "museum", "hospital", "church", "orchestra", "team", "board", "organization",
   "organisation", "institution", "trust", "exchange", "reserve"
 ])
@@ -413,7 +413,8 @@ const placeHeads = new Set([
   "lake", "park", "valley", "island", "islands", "bay", "county", "province", "city", "airport", "station",
   "square", "bridge", "beach", "coast", "sea", "ocean", "desert", "forest", "canyon", "harbor", "harbour",
   "region", "district", "peninsula", "gulf", "strait", "plaza", "village", "town", "state", "republic", "kingdom",
-  "cathedral", "palace", "castle", "tower", "stadium", "arena", "temple", "mosque", "abbey", "cemetery"
+  "cathedral", "palace", "castle", "tower", "stadium", "arena", "temple", "mosque", "abbey", "cemetery", "farm",
+  "terrace", "suburb", "neighbourhood", "neighborhood"
 ])
 
 /** Nouns after a name that make it a product ("the Atlas app", "Zephyr 3 phone"). */
@@ -637,6 +638,84 @@ const kindFromHead = (nameTerms: ReadonlyArray<Term>): EntityKind | null => {
   return null
 }
 
+/** The kind a common noun gives the name it describes ("a pub", "the farm", "the app", "a novel"). */
+const kindOfNoun = (noun: string): EntityKind | null =>
+  organizationHeads.has(noun)
+    ? "organization"
+    : placeHeads.has(noun)
+    ? "place"
+    : productNouns.has(noun)
+    ? "product"
+    : workNouns.has(noun) && noun !== "called" && noun !== "titled" && noun !== "entitled"
+    ? "work"
+    : null
+
+/** The name ends its phrase: nothing, a punctuation mark, or a preposition, conjunction or adverb follows it. */
+const closesPhrase = (nameTerms: ReadonlyArray<Term>, next: Term | undefined) =>
+  next === undefined || /[,;:.!?)]/.test(nameTerms[nameTerms.length - 1]!.post) ||
+  hasTag(next, ["Preposition", "Conjunction", "Adverb", "Date", "Emoji"])
+
+/** "drove up to Brunswick", "sail all the way up to Kirkenes", "back from Minneapolis": where one goes or comes from. */
+const isMotionTarget = (before: ReadonlyArray<Term>) => {
+  if (!/^(?:to|from|into)$/i.test(before[before.length - 1]?.text ?? "")) return false
+  const mover = [...before.slice(-6, -1)].reverse().find((term) => !/^(?:up|down|over|out|all|the|way|straight|right)$/i.test(term.text))
+  return mover !== undefined && motionWords.test(lower(mover.text))
+}
+
+/**
+ * "a little Canon", "a second hand Toyota Yaris, silver": a name a lower-case indefinite article introduces and that
+ * closes its phrase is a thing one has, not someone; a lone first name is left alone ("a Sarah in my class"), and so
+ * are (by the caller) acronyms ("an RCT"), places and speakers ("a farm outside Berlin", "You're a hero Chi"). A
+ * capitalised "A" opens a sentence or a title ("A New Mechanism of …"), where it says nothing of the name.
+ */
+const isIndefiniteThing = (nameTerms: ReadonlyArray<Term>, before: ReadonlyArray<Term>, after: ReadonlyArray<Term>) => {
+  const article = before.findLastIndex((term) => /^an?$/.test(term.text))
+  if (article < 0 || before.length - article > 4) return false
+  // "Half of a Yellow Sun": an article inside a title.
+  if (/^of$/i.test(before[article - 1]?.text ?? "") && isCapitalised(before[article - 2]?.text ?? "")) return false
+  const modifiers = before.slice(article)
+  if (modifiers.slice(1).some((term) => hasTag(term, closedClassTags) || term.tags.has("Verb") || isCapitalised(term.text))) return false
+  if (modifiers.some((term) => /[,;:.!?]/.test(term.post))) return false
+  if (nameTerms.length === 1 && hasTag(nameTerms[0]!, personTags)) return false
+  return closesPhrase(nameTerms, after[0])
+}
+
+/**
+ * A title written in title case ("Identification of a Novel Binding Partner of …"): most of its longer words
+ * capitalised. Its capitals say nothing of what the words name.
+ */
+const isTitleCased = (terms: ReadonlyArray<Term>) => {
+  const words = terms.filter((term) => term.text.length > 3 && /^\p{L}/u.test(term.text))
+  return words.length >= 4 && words.filter((term) => isCapitalised(term.text)).length >= words.length * 0.7
+}
+
+/** "St Luke's", "St. Mary's", "Saint Patrick's": a saint's name in the possessive names a church, hospital or school. */
+const isSaintsInstitution = (nameTerms: ReadonlyArray<Term>) =>
+  nameTerms.length >= 2 && /^(?:st|saint)$/.test(lower(nameTerms[0]!.text)) && /\p{L}['’]s$/u.test(nameTerms[nameTerms.length - 1]!.text)
+
+/**
+ * A name compromise knows only as a first name is no person where the sentence says otherwise: a place after "in" or a
+ * verb of motion ("a flat in Sofia", "flew to Florence"), not a possessive ("in Desi's arms"); a title or a name after a
+ * capitalised "The" ("The Queen's Gambit"); a pet after its animal ("my dog Luna").
+ */
+const kindAgainstFirstName = (nameTerms: ReadonlyArray<Term>, before: ReadonlyArray<Term>): EntityKind | "unknown" | null => {
+  const last = nameTerms[nameTerms.length - 1]!
+  const previous = before[before.length - 1]
+  if (previous?.text === "The") return "unknown"
+  if (nameTerms.length === 1 && previous !== undefined && petNouns.has(lower(previous.text))) return "other"
+  if (nameTerms.length === 1 && !/['’]s?$/.test(last.text) && !last.tags.has("Honorific") &&
+    (placeOnlyPrepositions.has(lower(previous?.text ?? "")) || isMotionTarget(before))) return "place"
+  return null
+}
+
+const notPerson = (kind: EntityKind | null) => (kind === "person" ? null : kind)
+
+/** Animals kept as pets: the name after one is the pet's ("my dog Luna", "his spaniel Rolo"). */
+const petNouns = new Set([
+  "dog", "puppy", "pup", "cat", "kitten", "kitty", "pet", "rabbit", "bunny", "hamster", "parrot", "horse", "pony",
+  "tortoise", "budgie", "ferret", "spaniel", "beagle", "labrador", "terrier", "retriever", "poodle", "collie", "greyhound"
+])
+
 const kindFromContext = (
   nameTerms: ReadonlyArray<Term>,
   before: ReadonlyArray<Term>,
@@ -646,20 +725,24 @@ const kindFromContext = (
   const previous = before.length > 0 ? lower(before[before.length - 1]!.text) : ""
   const next = after[0]
   if (organizationHeads.has(head) && nameTerms.length > 1) return "organization"
+  // "a pub called The Glimmer Man", "a book named Babel": the noun before "called" says what the name is.
+  const cue = before[before.length - 1]?.text === "The" ? before.slice(0, -1) : before
+  if (/^(?:called|named)$/i.test(cue[cue.length - 1]?.text ?? "") && cue.length >= 2) {
+    const described = kindOfNoun(lower(cue[cue.length - 2]!.text))
+    if (described !== null) return described
+  }
   // "my sister Ngozi", "Uncle Emeka", "Mum": a kinship or social noun (compromise's #Actor) names a person.
   const kin = (term: Term | undefined) => term !== undefined && kinWord(term)
   if (kin(before[before.length - 1]) || (nameTerms.length > 1 && kin(nameTerms[0])) || (nameTerms.length === 1 && kin(nameTerms[0]))) {
     return "person"
   }
-  // "drove up to Brunswick", "back from Minneapolis": where one goes or comes from is a place.
-  if (/^(?:to|from|into)$/.test(previous)) {
-    const mover = [...before.slice(-4, -1)].reverse().find((term) => !/^(?:up|down|over|out|all|straight|right)$/i.test(term.text))
-    if (mover !== undefined && motionWords.test(lower(mover.text))) return "place"
-  }
+  if (isMotionTarget(before)) return "place"
   if (placeHeads.has(head) && nameTerms.length > 1) return "place"
   if (nameTerms.some((term) => /^\p{Ll}+\p{Lu}|\p{L}-?\d/u.test(term.text))) return "product"
   if (next !== undefined && placeNouns.has(lower(next.text)) && /^(?:its|our|their|his|her|my|your)$/i.test(previous)) return "place"
   if (next !== undefined && (productNouns.has(lower(next.text)) || /^\d+(?:\.\d+)*$/.test(next.text))) return "product"
+  // "the Animal Allies shelter": a name before the common noun of a business or institution is its name.
+  if (next !== undefined && /^\p{Ll}/u.test(next.text) && organizationHeads.has(lower(next.text))) return "organization"
   if (personRoles.has(previous) && !organizationHeads.has(head)) return "person"
   // "Priya Nair, Head of Operations": a name with a role after its comma is a person's.
   if (next !== undefined && /^,/.test(nameTerms[nameTerms.length - 1]!.post) && /^\p{Lu}/u.test(next.text) &&
@@ -670,12 +753,20 @@ const kindFromContext = (
   }
   if (next !== undefined && /^,/.test(nameTerms[nameTerms.length - 1]!.post)) {
     const role = after.slice(0, 4).map((term) => lower(term.text))
-    if (["the", "a", "an", "its", "our", "their"].includes(role[0] ?? "") && role.slice(1).some((word) => personRoles.has(word))) {
-      return "person"
+    if (["the", "a", "an", "its", "our", "their"].includes(role[0] ?? "")) {
+      if (role.slice(1).some((word) => personRoles.has(word))) return "person"
+      // "Gut Lindenhof, a farm outside Berlin", "Fernlea, the brewery": the apposition's noun says what it is.
+      const noun = after.slice(1, 4).find((term) => term.tags.has("Noun") && !term.tags.has("Adjective"))
+      const described = noun === undefined ? null : kindOfNoun(lower(noun.text))
+      if (described !== null && described !== "work") return described
     }
   }
   if (nameTerms.length === 1 && isAcronymText(nameTerms[0]!.text)) return "organization"
-  if (placeOnlyPrepositions.has(previous)) return "place"
+  // "along the Amstel", "a swim at the Forty Foot on Sunday": a name after a preposition of place and "the", closing its phrase.
+  if (before[before.length - 1]?.text === "the" && /^(?:at|on|along|by|near|beside|past|off)$/i.test(before[before.length - 2]?.text ?? "") &&
+    closesPhrase(nameTerms, next)) return "place"
+  // "in Desi's arms": a possessive name is the owner of what follows.
+  if (placeOnlyPrepositions.has(previous) && !/['’]s?$/.test(nameTerms[nameTerms.length - 1]!.text)) return "place"
   return null
 }
 
@@ -874,6 +965,7 @@ const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, 
     const chunk = input.chunks[sentence.chunk]!
     const chat = sentence.speaker !== null
     const works = quotedWorksOf(sentence, chunk.text)
+    const headline = isTitleCased(sentence.terms)
     const drafts: Array<MentionDraft> = works.map((work) => ({
       sentence: sentence.index, chunk: sentence.chunk, start: work.start, end: work.end, surface: work.surface,
       key: normalizeName(work.surface), kind: "work", possessive: false, acronym: false, parenthetical: false, gender: null
@@ -893,16 +985,28 @@ const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, 
       const loud = chat && span.terms.length === 1 && isLoudName(span.terms[0]!, context)
       const acronym = !loud && span.terms.length === 1 && isAcronymText(span.terms[0]!.text)
       const tagged = kindFromTags(span.terms)
+      const before = sentence.terms.slice(0, index)
+      const after = sentence.terms.slice(lastIndex + 1)
+      const againstName = tagged === "person" ? kindAgainstFirstName(span.terms, before) : null
       const kind = span.title !== null
         ? "person"
+        : isSaintsInstitution(span.terms)
+        ? "organization"
         : loud
         ? (isSpeakerName(key, context) || lexiconTags(key).some((tag) => /Name$/.test(tag)) ? "person" : null)
         : span.quoted
         ? "work"
         : kindFromHead(span.terms) !== null
         ? kindFromHead(span.terms)
+        : !acronym && !headline && tagged !== "place" && !isSpeakerName(key, context) &&
+            isIndefiniteThing(span.terms, before, after)
+        ? "product"
+        : againstName === "unknown"
+        ? notPerson(kindFromContext(span.terms, before, after))
+        : againstName !== null
+        ? againstName
         : tagged === null || acronym
-        ? kindFromContext(span.terms, sentence.terms.slice(0, index), sentence.terms.slice(lastIndex + 1)) ?? tagged
+        ? kindFromContext(span.terms, before, after) ?? tagged
         : tagged
       drafts.push({
         sentence: sentence.index, chunk: sentence.chunk, start, end, surface, key, kind, possessive, acronym,

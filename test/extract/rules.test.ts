@@ -547,3 +547,41 @@ describe("messages packed in one chunk", () => {
     expect(walk.time?.start.slice(0, 10)).toBe("2026-02-10")
   })
 })
+
+describe("extractRules: the kind a sentence gives a name", () => {
+  const kindOf = (text: string, name: string) => entityNamed(extractRules(document(text)), name).kind
+
+  it("a saint's name in the possessive is an institution", () => {
+    expect(kindOf("My scan is at St Anne's on Friday.", "St Anne")).toBe("organization")
+  })
+
+  it("a name an indefinite article introduces, closing its phrase, is a product", () => {
+    expect(kindOf("I finally bought a used Honda Civic, grey.", "Honda Civic")).toBe("product")
+    expect(kindOf("She gave me a Kobo for my birthday.", "Kobo")).toBe("product")
+  })
+
+  it("a first name after 'in' or a verb of motion is a place, unless possessive", () => {
+    expect(kindOf("They rented a flat in Adelaide last year.", "Adelaide")).toBe("place")
+    expect(kindOf("Next week we fly to Charlotte.", "Charlotte")).toBe("place")
+    expect(kindOf("The baby slept in Kolya's arms.", "Kolya")).not.toBe("place")
+  })
+
+  it("a name after a capitalised 'The' is no person", () => {
+    expect(kindOf("Last night I watched The King's Speech again.", "King's Speech")).toBe("work")
+  })
+
+  it("the name after a pet's animal is the pet's, not a person's", () => {
+    expect(kindOf("Yesterday my dog Luna ate my socks.", "Luna")).toBe("other")
+  })
+
+  it("an apposition's noun, a noun after the name or before 'called' gives the kind", () => {
+    expect(kindOf("We stayed at Oakridge, a small farm near the coast.", "Oakridge")).toBe("place")
+    expect(kindOf("I volunteer at the Greenleaf shelter on Sundays.", "Greenleaf")).toBe("organization")
+    expect(kindOf("There is a pub called The Crooked Lantern near us.", "Crooked Lantern")).toBe("organization")
+  })
+
+  it("a name after a preposition of place and 'the', or far after a verb of motion, is a place", () => {
+    expect(kindOf("On Sunday we ran along the Kessel for an hour.", "Kessel")).toBe("place")
+    expect(kindOf("We will sail all the way up to Hammerfjell.", "Hammerfjell")).toBe("place")
+  })
+})
