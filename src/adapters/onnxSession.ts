@@ -1,8 +1,8 @@
 /**
  * ONNX Runtime's session options for every model the service runs (the embedder, the reranker). Its memory
- * pattern plans and keeps the buffers of each input shape it has seen, and batches of chunks come in as many shapes
- * as their padded lengths: with it a bge-small-sized encoder held about 2 GB after 150 batches, without it 1.1 GB,
- * at the same speed (docs/benchmarks.md "Memory while ingesting"). The arena stays: without it batches ran 40 %
- * slower.
+ * pattern plans and keeps buffers for each input shape it has seen, and batches of chunks come in as many shapes
+ * as their padded lengths: with it a bge-small-sized encoder held about 2 GB after six batches of 32 chunks,
+ * without it 1.1 GB, at the same speed (docs/benchmarks.md "Memory while ingesting"). The arena stays: without it
+ * batches ran 40 % slower.
  */
 export const onnxSessionOptions = { enableMemPattern: false } as const
