@@ -468,6 +468,10 @@ const placeOnlyPrepositions = new Set(["in", "near", "throughout", "across"])
 
 const lower = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}-]+/gu, "")
 const isCapitalised = (text: string) => /^[\p{Lu}\p{N}]/u.test(text) && /\p{L}/u.test(text)
+
+/** A word in the possessive: "Desi's", "Chris'". */
+const isPossessive = (term: Term) => /['’]s?$/.test(term.text)
+
 const isAcronymText = (text: string) => /^[\p{Lu}][\p{Lu}\d&.]{1,6}$/u.test(text.replace(/['’]s$/u, "")) && !/\p{Ll}/u.test(text)
 const stripPossessive = (text: string) => text.replace(/(?:['’]s|s['’])$/u, (match) => (match.startsWith("s") ? "s" : ""))
 const hasTag = (term: Term, tags: ReadonlyArray<string>) => tags.some((tag) => term.tags.has(tag))
@@ -658,7 +662,7 @@ const closesPhrase = (nameTerms: ReadonlyArray<Term>, next: Term | undefined) =>
 /** "drove up to Brunswick", "sail all the way up to Kirkenes", "back from Minneapolis": where one goes or comes from. */
 const isMotionTarget = (before: ReadonlyArray<Term>) => {
   if (!/^(?:to|from|into)$/i.test(before[before.length - 1]?.text ?? "")) return false
-  const mover = [...before.slice(-6, -1)].reverse().find((term) => !/^(?:up|down|over|out|all|the|way|straight|right)$/i.test(term.text))
+  const mover = before.slice(-6, -1).reverse().find((term) => !/^(?:up|down|over|out|all|the|way|straight|right)$/i.test(term.text))
   return mover !== undefined && motionWords.test(lower(mover.text))
 }
 
@@ -703,7 +707,7 @@ const kindAgainstFirstName = (nameTerms: ReadonlyArray<Term>, before: ReadonlyAr
   const previous = before[before.length - 1]
   if (previous?.text === "The") return "unknown"
   if (nameTerms.length === 1 && previous !== undefined && petNouns.has(lower(previous.text))) return "other"
-  if (nameTerms.length === 1 && !/['’]s?$/.test(last.text) && !last.tags.has("Honorific") &&
+  if (nameTerms.length === 1 && !isPossessive(last) && !last.tags.has("Honorific") &&
     (placeOnlyPrepositions.has(lower(previous?.text ?? "")) || isMotionTarget(before))) return "place"
   return null
 }
@@ -766,7 +770,7 @@ const kindFromContext = (
   if (before[before.length - 1]?.text === "the" && /^(?:at|on|along|by|near|beside|past|off)$/i.test(before[before.length - 2]?.text ?? "") &&
     closesPhrase(nameTerms, next)) return "place"
   // "in Desi's arms": a possessive name is the owner of what follows.
-  if (placeOnlyPrepositions.has(previous) && !/['’]s?$/.test(nameTerms[nameTerms.length - 1]!.text)) return "place"
+  if (placeOnlyPrepositions.has(previous) && !isPossessive(nameTerms[nameTerms.length - 1]!)) return "place"
   return null
 }
 
@@ -975,7 +979,7 @@ const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, 
       const end = span.terms[span.terms.length - 1]!.end
       if (works.some((work) => start < work.end && end > work.start)) continue
       const last = span.terms[span.terms.length - 1]!
-      const possessive = /['’]s?$/.test(last.text)
+      const possessive = isPossessive(last)
       const surface = stripPossessive(surfaceOf(span.terms))
       const key = normalizeName(surface)
       if (key.length === 0 || (key.length === 1 && span.title === null)) continue

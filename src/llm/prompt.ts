@@ -102,13 +102,17 @@ export const eventTime = (event: Pick<DatedEvent, "start" | "end" | "precision">
 }
 
 /**
- * The speaker of the chat message that says `statement`: an event line is labelled by who said it ("Sofia: My cat
- * Luna turned five yesterday"), not by its actor, which would read as the speaker.
+ * Who said a statement, read from the chat messages of a passage (each message's text with its spaces collapsed, once):
+ * an event line is labelled by who said it ("Sofia: My cat Luna turned five yesterday"), not by its actor, which
+ * would read as the speaker.
  */
-const saidBy = (passage: Passage, statement: string): string | null =>
-  (passage.messages ?? []).find((message) =>
-    passage.text.slice(message.start, message.end).replace(/\s+/g, " ").includes(statement)
-  )?.speaker ?? null
+const speakerFinder = (passage: Passage) => {
+  const said = (passage.messages ?? []).map((message) => ({
+    speaker: message.speaker,
+    text: passage.text.slice(message.start, message.end).replace(/\s+/g, " ")
+  }))
+  return (statement: string): string | null => said.find((message) => message.text.includes(statement))?.speaker ?? null
+}
 
 /**
  * Each message opens with the time it was sent; the events whose time the text states follow with their dates, each
@@ -123,9 +127,10 @@ const passageText = (passage: Passage) => {
   }
   const events = passage.events ?? []
   if (events.length === 0) return text
+  const saidBy = speakerFinder(passage)
   const lines = events.map((event) => {
     const statement = event.statement.replace(/\s+/g, " ").trim()
-    const by = saidBy(passage, statement) ?? event.actor
+    const by = saidBy(statement) ?? event.actor
     return `- ${eventTime(event)} — ${by === null ? "" : `${by}: `}${statement}`
   })
   return `${text.trim()}\n${eventsHeading}\n${lines.join("\n")}`
