@@ -264,6 +264,8 @@ interface Resolution {
   }>
   /** Descriptions for entities that existed before, to set where they have none. */
   readonly described: ReadonlyMap<string, string>
+  /** Entities that existed before as `other`, and the kind a mention of this document gives them. */
+  readonly rekinded: ReadonlyMap<string, EntityKind>
   readonly keys: ReadonlyArray<{ source_id: string; key: string; entity_id: string }>
   readonly aliases: ReadonlyArray<{ entity_id: string; alias: string }>
 }
@@ -304,6 +306,7 @@ const resolveEntities = (
   const entityIds: Array<string> = []
   const created = new Map<string, Resolution["created"][number]>()
   const described = new Map<string, string>()
+  const rekinded = new Map<string, EntityKind>()
   const keys: Array<Resolution["keys"][number]> = []
   const aliases = new Map<string, Resolution["aliases"][number]>()
   for (const { extracted, name } of entities) {
@@ -342,6 +345,13 @@ const resolveEntities = (
     } else {
       entity = best.entity
       const fresh = created.get(entity.id)
+      // `other` is no kind, only none known yet: the first mention that gives one sets it.
+      if (entity.kind === "other" && kind !== "other" && kind !== "concept") {
+        entity = { ...entity, kind }
+        known.set(entity.id, entity)
+        if (fresh !== undefined) fresh.kind = kind
+        else rekinded.set(entity.id, kind)
+      }
       // The first description wins, and only where the entity has none.
       if (description !== null && fresh !== undefined && fresh.description === null) fresh.description = description
       if (description !== null && fresh === undefined && !described.has(entity.id)) {
@@ -359,7 +369,7 @@ const resolveEntities = (
     }
     entityIds.push(entity.id)
   }
-  return { entityIds, created: [...created.values()], described, keys, aliases: [...aliases.values()] }
+  return { entityIds, created: [...created.values()], described, rekinded, keys, aliases: [...aliases.values()] }
 }
 
 const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
@@ -541,6 +551,13 @@ export class Graph extends Context.Service<Graph, {
               FROM unnest(${[...resolution.described.keys()]}::text[], ${[...resolution.described.values()]}::text[])
                 AS d (id, description)
               WHERE e.id = d.id AND e.description IS NULL`
+          }
+          if (resolution.rekinded.size > 0) {
+            yield* sql`
+              UPDATE entities e SET kind = k.kind
+              FROM unnest(${[...resolution.rekinded.keys()]}::text[], ${[...resolution.rekinded.values()]}::text[])
+                AS k (id, kind)
+              WHERE e.id = k.id AND e.kind = 'other'`
           }
           for (const batch of Arr.chunksOf(resolution.keys, 1000)) {
             yield* sql`INSERT INTO entity_keys ${sql.insert(batch)} ON CONFLICT DO NOTHING`

@@ -209,6 +209,35 @@ for (const engine of engines) {
         assert.strictEqual(rows.find((row) => row.name === "Melanie")!.mention_count, 3)
       }))
 
+    it.effect("an entity known only as other takes the first kind a later document gives it, and keeps it", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const graph = yield* Graph
+        const token = yield* login(url, "Kinds")
+        const sourceId = yield* createSource(url, token)
+        const store = (title: string, text: string, named: ReadonlyArray<readonly [string, "person" | "place" | "other"]>) =>
+          Effect.gen(function*() {
+            const id = yield* seedDocument(sourceId, title, [text])
+            yield* graph.store(id, 1, {
+              entities: named.map(([name, kind], i) => entity(`e${i}`, name, kind)),
+              events: [event(text, "meet", named.map((_, i) => [`e${i}`, "participant"] as const), { chunks: [0] })]
+            })
+            yield* graph.activate(id, 1)
+          })
+        yield* store("first", "Ngozi and Juniper met.", [["Ngozi", "other"], ["Juniper", "other"]])
+        yield* store("second", "Ngozi met Tom.", [["Ngozi", "person"], ["Tom", "person"]])
+        yield* store("third", "Ngozi went to Juniper.", [["Ngozi", "place"], ["Juniper", "other"]])
+        const rows = yield* entityRows(sourceId)
+        // Ngozi became a person and stayed one: the place mention is another entity; Juniper has no kind yet.
+        assert.deepStrictEqual(summary(rows).map((row) => row.split(":")[0]), [
+          "Juniper/other",
+          "Ngozi/person",
+          "Ngozi/place",
+          "Tom/person"
+        ])
+        assert.strictEqual(rows.find((row) => row.name === "Ngozi" && row.kind === "person")!.mention_count, 2)
+      }))
+
     it.effect("store is idempotent per document version: same ids, no duplicate rows, same counts", () =>
       Effect.gen(function*() {
         const { sql } = yield* TestServer
