@@ -5,5 +5,6 @@
 export const workerScripts = {
   database: new URL("./adapters/databaseWorker.ts", import.meta.url),
   ingest: new URL("./ingest/worker.ts", import.meta.url),
+  model: new URL("./adapters/modelWorker.ts", import.meta.url),
   universe: new URL("./background/universeWorker.ts", import.meta.url)
 }

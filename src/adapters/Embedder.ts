@@ -1,10 +1,10 @@
-import { Context, Deferred, Effect, Layer, Metric, Option, Redacted, Ref, Schema, Semaphore } from "effect"
+import { Context, Deferred, Effect, Layer, Metric, Option, Redacted, Ref, Schema, type Scope, Semaphore } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpClientResponse } from "effect/http"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings } from "../config.ts"
 import { modelAnswerAttributes, type ModelCall, modelCallSpan, modelErrorAttributes } from "../observability/GenAi.ts"
 import { embeddedPassages, embeddingSeconds } from "../observability/Metrics.ts"
-import { onnxSessionOptions } from "./onnxSession.ts"
+import { startModelThread } from "./modelThread.ts"
 
 export interface EmbeddingModel {
   /** Identifies the vectors: a different name (or dimension) never shares an index. */
@@ -42,40 +42,41 @@ const queryPrefixFor = (name: string) =>
 /** The pooling a model was trained with when ENGRAM_EMBED_POOLING does not say: CLS for BGE models, mean otherwise. */
 export const defaultPooling = (modelId: string): "cls" | "mean" => /bge/i.test(modelId) ? "cls" : "mean"
 
-/** A local ONNX sentence-embedding model through transformers.js and onnxruntime-node (inference off the JS thread). */
-const onnxBackend = (settings: EngramSettings, progress: { detail: string }): Effect.Effect<Backend, string> =>
+/**
+ * A local ONNX sentence-embedding model through transformers.js and onnxruntime-node, on a thread of its own: a
+ * batch holds its thread for as long as it runs (src/adapters/modelWorker.ts).
+ */
+const onnxBackend = (
+  settings: EngramSettings,
+  progress: { detail: string }
+): Effect.Effect<Backend, string, Scope.Scope> =>
   Effect.gen(function*() {
-    const { env, pipeline } = yield* Effect.promise(() => import("@huggingface/transformers"))
     const local = Option.isSome(settings.embedModelDir)
     const modelId = Option.match(settings.embedModelDir, {
       onSome: (dir) => Path.basename(Path.resolve(dir)),
       onNone: () => settings.embedModel
     })
-    // A local directory is loaded by its absolute path, which transformers.js never resolves against a hub.
-    env.allowLocalModels = true
-    env.allowRemoteModels = !local
-    env.cacheDir = Path.join(Path.resolve(settings.dataDir), "models")
-    const location = Option.match(settings.embedModelDir, { onSome: (dir) => Path.resolve(dir), onNone: () => modelId })
-    const extractor = yield* Effect.tryPromise({
-      try: () =>
-        pipeline("feature-extraction", location, {
-          dtype: settings.embedDtype,
-          session_options: onnxSessionOptions,
-          progress_callback: (info: { status: string; file?: string; progress?: number }) => {
-            if (info.status === "progress" && info.file !== undefined) {
-              progress.detail = `downloading ${info.file}: ${Math.round(info.progress ?? 0)}%`
-            }
-          }
-        }),
-      catch: (error) =>
-        `cannot load the embedding model ${local ? "directory" : modelId}: ${(error as Error).message ?? error}`
-    })
+    const thread = yield* startModelThread({
+      kind: "embed",
+      location: Option.match(settings.embedModelDir, { onSome: (dir) => Path.resolve(dir), onNone: () => modelId }),
+      local,
+      cacheDir: Path.join(Path.resolve(settings.dataDir), "models"),
+      dtype: settings.embedDtype,
+      pooling: Option.getOrElse(settings.embedPooling, () => defaultPooling(modelId))
+    }, (detail) => {
+      progress.detail = detail
+    }).pipe(
+      Effect.mapError((reason) => `cannot load the embedding model ${local ? "directory" : modelId}: ${reason}`)
+    )
     const name = `${modelId}:${settings.embedDtype}`
-    const pooling = Option.getOrElse(settings.embedPooling, () => defaultPooling(modelId))
     const prefix = queryPrefixFor(modelId)
     const run = (texts: ReadonlyArray<string>) =>
       Effect.tryPromise({
-        try: async () => (await extractor([...texts], { pooling, normalize: true })).tolist() as Array<Array<number>>,
+        try: async () => {
+          const flat = await thread.run<Float32Array>({ texts })
+          const dimension = flat.length / texts.length
+          return texts.map((_, i) => Array.from(flat.subarray(i * dimension, (i + 1) * dimension)))
+        },
         catch: (error) => new EmbedError({ message: `embedding failed: ${(error as Error).message}`, transient: false })
       })
     const probe = yield* run(["dimension probe"]).pipe(Effect.mapError((error) => error.message))
@@ -161,7 +162,7 @@ export class Embedder extends Context.Service<Embedder, {
 
       const disabled = settings.embedModel === "none" && Option.isNone(settings.embedModelDir) &&
         Option.isNone(settings.embedBaseUrl)
-      const load: Effect.Effect<Backend, string> = disabled
+      const load: Effect.Effect<Backend, string, Scope.Scope> = disabled
         ? Effect.fail("dense retrieval is disabled (ENGRAM_EMBED_MODEL=none)")
         : Option.match(settings.embedBaseUrl, {
           onSome: (baseUrl) => openAiBackend(settings, baseUrl),

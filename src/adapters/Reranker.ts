@@ -1,7 +1,7 @@
-import { Context, Deferred, Effect, Layer, Option, Ref, Schema, Semaphore } from "effect"
+import { Context, Deferred, Effect, Layer, Option, Ref, Schema, type Scope, Semaphore } from "effect"
 import * as Path from "node:path"
 import { EngramConfig } from "../config.ts"
-import { onnxSessionOptions } from "./onnxSession.ts"
+import { startModelThread } from "./modelThread.ts"
 
 export type RerankerState =
   | { readonly _tag: "Off" }
@@ -13,50 +13,21 @@ export class RerankError extends Schema.TaggedError<RerankError>()("RerankError"
 
 type Score = (query: string, passages: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number>, RerankError>
 
-/** Pairs scored per forward pass. */
-const batchSize = 16
-
-const sigmoid = (x: number) => 1 / (1 + Math.exp(-x))
-
 /**
  * A cross-encoder in the transformers.js layout (config, tokenizer, onnx/model.onnx with a `logits` output of one
- * relevance logit per query–passage pair, e.g. an export of cross-encoder/ms-marco-MiniLM-L-6-v2), run locally.
+ * relevance logit per query–passage pair, e.g. an export of cross-encoder/ms-marco-MiniLM-L-6-v2), run locally on a
+ * thread of its own (src/adapters/modelWorker.ts), as the embedder is.
  */
-const loadCrossEncoder = (directory: string): Effect.Effect<{ name: string; score: Score }, string> =>
+const loadCrossEncoder = (directory: string): Effect.Effect<{ name: string; score: Score }, string, Scope.Scope> =>
   Effect.gen(function*() {
-    const { AutoModelForSequenceClassification, AutoTokenizer, env } = yield* Effect.promise(() =>
-      import("@huggingface/transformers")
-    )
     // Loaded by absolute path: transformers.js reads it from disk and never asks a hub.
     const absolute = Path.resolve(directory)
-    env.allowLocalModels = true
-    const [tokenizer, model] = yield* Effect.tryPromise({
-      try: () =>
-        Promise.all([
-          AutoTokenizer.from_pretrained(absolute, { local_files_only: true }),
-          AutoModelForSequenceClassification.from_pretrained(absolute, {
-            dtype: "fp32",
-            local_files_only: true,
-            session_options: onnxSessionOptions
-          })
-        ]),
-      catch: (error) => `cannot load the reranker model directory: ${(error as Error).message ?? error}`
-    })
+    const thread = yield* startModelThread({ kind: "rerank", directory: absolute }).pipe(
+      Effect.mapError((reason) => `cannot load the reranker model directory: ${reason}`)
+    )
     const score: Score = (query, passages) =>
       Effect.tryPromise({
-        try: async () => {
-          const scores: Array<number> = []
-          for (let i = 0; i < passages.length; i += batchSize) {
-            const batch = passages.slice(i, i + batchSize)
-            const inputs = tokenizer(batch.map(() => query), { text_pair: [...batch], padding: true, truncation: true })
-            const { logits } = await model(inputs)
-            const values = Array.from(logits.data as Float32Array)
-            const width = logits.dims[1] ?? 1
-            // One logit: relevance. Two (not relevant, relevant): the second.
-            for (let row = 0; row < batch.length; row++) scores.push(sigmoid(values[row * width + width - 1]!))
-          }
-          return scores
-        },
+        try: () => thread.run<ReadonlyArray<number>>({ query, passages }),
         catch: (error) => new RerankError({ message: `reranking failed: ${(error as Error).message}` })
       })
     const probe = yield* score("probe", ["probe"]).pipe(Effect.mapError((error) => error.message))
