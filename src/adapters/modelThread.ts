@@ -88,6 +88,8 @@ export const startModelThread = (
       })
       worker.on("error", (error) => stop(`the model's thread failed: ${errorText(error)}`))
       worker.on("exit", () => stop("the model's thread has stopped"))
+      // Interrupted while loading (the service stopping): the thread goes too.
+      return Effect.promise(() => worker.terminate()).pipe(Effect.ignore)
     }),
     ({ worker }) => Effect.promise(() => worker.terminate()).pipe(Effect.ignore)
   ).pipe(Effect.map(({ thread }) => thread))

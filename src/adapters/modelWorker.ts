@@ -2,7 +2,7 @@
  * A local ONNX model's own thread. onnxruntime-node runs a model synchronously on the thread that calls it, for as
  * long as a batch takes (seconds for a real encoder on a small machine), so the embedder and the reranker run here
  * and the service's thread keeps answering meanwhile.
- * In: workerData ModelJob (src/adapters/modelThread.ts). Out: {progress} while loading, then {ready: dimension} or
+ * In: workerData ModelJob (src/adapters/modelThread.ts). Out: {progress} while loading, then {ready: true} or
  * {failed: message}; then for each {id, texts} (embed) or {id, query, passages} (rerank) one {id, ok} or
  * {id, error}. An embedding batch comes back as one Float32Array of its vectors, row after row.
  */
