@@ -45,7 +45,10 @@ export const startModelThread = (
   Effect.acquireRelease(
     Effect.callback<{ readonly worker: Worker; readonly thread: ModelThread }, string>((resume) => {
       // The model's tensors live outside the V8 heap; its young generation needs no more than the ingestion threads'.
-      const worker = new Worker(workerScripts.model, { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 16 } })
+      const worker = new Worker(workerScripts.model, {
+        workerData: job,
+        resourceLimits: { maxYoungGenerationSizeMb: 16 }
+      })
       worker.unref()
       const pending = new Map<number, { resolve: (value: never) => void; reject: (error: Error) => void }>()
       let next = 0

@@ -72,6 +72,15 @@ const entityRows = (sourceId: string) =>
     }))
   })
 
+/** Stores one document of the source (one chunk, `text`) with its extraction, and makes it active. */
+const storeDocument = (sourceId: string, title: string, text: string, extraction: Extraction) =>
+  Effect.gen(function*() {
+    const graph = yield* Graph
+    const id = yield* seedDocument(sourceId, title, [text])
+    yield* graph.store(id, 1, extraction)
+    yield* graph.activate(id, 1)
+  })
+
 const summary = (rows: ReadonlyArray<EntitySnapshot>) =>
   rows.map((row) => `${row.name}/${row.kind}:${row.mention_count}:${row.first_seen ?? "-"}..${row.last_seen ?? "-"}`)
 
@@ -157,15 +166,10 @@ for (const engine of engines) {
     it.effect("initials link a long name to its acronym, never two long names that share them", () =>
       Effect.gen(function*() {
         const { url } = yield* TestServer
-        const graph = yield* Graph
         const token = yield* login(url, "Initials")
         const sourceId = yield* createSource(url, token)
         const store = (title: string, text: string, extraction: Extraction) =>
-          Effect.gen(function*() {
-            const id = yield* seedDocument(sourceId, title, [text])
-            yield* graph.store(id, 1, extraction)
-            yield* graph.activate(id, 1)
-          })
+          storeDocument(sourceId, title, text, extraction)
         const one = (key: string, name: string): Extraction => ({
           entities: [entity(key, name, "organization")],
           events: [event(`${name} grew`, "grow", [[key, "actor"]], { chunks: [0] })]
@@ -181,15 +185,10 @@ for (const engine of engines) {
     it.effect("a one-word name joins the one person of the source it is a short form of; two that fit stay apart", () =>
       Effect.gen(function*() {
         const { url } = yield* TestServer
-        const graph = yield* Graph
         const token = yield* login(url, "Nicknames")
         const sourceId = yield* createSource(url, token)
         const store = (title: string, text: string, extraction: Extraction) =>
-          Effect.gen(function*() {
-            const id = yield* seedDocument(sourceId, title, [text])
-            yield* graph.store(id, 1, extraction)
-            yield* graph.activate(id, 1)
-          })
+          storeDocument(sourceId, title, text, extraction)
         const people = (...named: ReadonlyArray<readonly [string, "person" | "other"]>): Extraction => ({
           entities: named.map(([name, kind], i) => entity(`e${i}`, name, kind)),
           events: [event("They met", "meet", named.map((_, i) => [`e${i}`, "participant"] as const), { chunks: [0] })]
@@ -212,17 +211,12 @@ for (const engine of engines) {
     it.effect("an entity known only as other takes the first kind a later document gives it, and keeps it", () =>
       Effect.gen(function*() {
         const { url } = yield* TestServer
-        const graph = yield* Graph
         const token = yield* login(url, "Kinds")
         const sourceId = yield* createSource(url, token)
         const store = (title: string, text: string, named: ReadonlyArray<readonly [string, "person" | "place" | "other"]>) =>
-          Effect.gen(function*() {
-            const id = yield* seedDocument(sourceId, title, [text])
-            yield* graph.store(id, 1, {
-              entities: named.map(([name, kind], i) => entity(`e${i}`, name, kind)),
-              events: [event(text, "meet", named.map((_, i) => [`e${i}`, "participant"] as const), { chunks: [0] })]
-            })
-            yield* graph.activate(id, 1)
+          storeDocument(sourceId, title, text, {
+            entities: named.map(([name, kind], i) => entity(`e${i}`, name, kind)),
+            events: [event(text, "meet", named.map((_, i) => [`e${i}`, "participant"] as const), { chunks: [0] })]
           })
         yield* store("first", "Ngozi and Juniper met.", [["Ngozi", "other"], ["Juniper", "other"]])
         yield* store("second", "Ngozi met Tom.", [["Ngozi", "person"], ["Tom", "person"]])
