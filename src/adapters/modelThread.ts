@@ -53,7 +53,6 @@ export const startModelThread = (
       const pending = new Map<number, { resolve: (value: never) => void; reject: (error: Error) => void }>()
       let next = 0
       let stopped: string | undefined
-      let loaded = false
       const thread: ModelThread = {
         run: <A>(request: ModelRequest) =>
           new Promise<A>((resolve, reject) => {
@@ -67,17 +66,12 @@ export const startModelThread = (
         stopped ??= reason
         for (const { reject } of pending.values()) reject(new Error(stopped))
         pending.clear()
-        if (!loaded) {
-          loaded = true
-          resume(Effect.fail(stopped))
-        }
+        // Before it is loaded, a thread that stops fails the start (once started, `resume` ignores this).
+        resume(Effect.fail(stopped))
       }
       worker.on("message", (reply: Reply) => {
         if (reply.progress !== undefined) return onProgress(reply.progress)
-        if (reply.ready === true) {
-          loaded = true
-          return resume(Effect.succeed({ worker, thread }))
-        }
+        if (reply.ready === true) return resume(Effect.succeed({ worker, thread }))
         if (reply.failed !== undefined) {
           stop(reply.failed)
           void worker.terminate()
