@@ -34,6 +34,9 @@ export interface ModelThread {
   readonly run: <A>(request: ModelRequest) => Promise<A>
 }
 
+/** How long a thread asked to stop may take to finish the batch it runs before it is stopped from outside. */
+const stopGraceMs = 30_000
+
 /**
  * Starts a model on a thread of its own (src/adapters/modelWorker.ts) and waits until it is loaded; fails with why
  * it could not load. The thread ends with the scope.
@@ -43,13 +46,22 @@ export const startModelThread = (
   onProgress: (detail: string) => void = () => {}
 ): Effect.Effect<ModelThread, string, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.callback<{ readonly worker: Worker; readonly thread: ModelThread }, string>((resume) => {
+    Effect.callback<{ readonly close: Effect.Effect<void>; readonly thread: ModelThread }, string>((resume) => {
       // The model's tensors live outside the V8 heap; its young generation needs no more than the ingestion threads'.
       const worker = new Worker(workerScripts.model, {
         workerData: job,
         resourceLimits: { maxYoungGenerationSizeMb: 16 }
       })
       worker.unref()
+      const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()))
+      // Asks the thread to stop and waits until it has. The thread ends itself between two batches: a thread stopped
+      // from outside (`terminate`) while onnxruntime-node runs a batch aborts the whole process when the batch
+      // returns ("terminate called after throwing an instance of 'Napi::Error'"), so that is only the last resort.
+      const close = Effect.promise(() => {
+        worker.postMessage({ stop: true })
+        const timer = setTimeout(() => void worker.terminate(), stopGraceMs)
+        return exited.finally(() => clearTimeout(timer))
+      })
       const pending = new Map<number, { resolve: (value: never) => void; reject: (error: Error) => void }>()
       let next = 0
       let stopped: string | undefined
@@ -71,11 +83,10 @@ export const startModelThread = (
       }
       worker.on("message", (reply: Reply) => {
         if (reply.progress !== undefined) return onProgress(reply.progress)
-        if (reply.ready === true) return resume(Effect.succeed({ worker, thread }))
+        if (reply.ready === true) return resume(Effect.succeed({ close, thread }))
         if (reply.failed !== undefined) {
           stop(reply.failed)
-          void worker.terminate()
-          return
+          return worker.postMessage({ stop: true })
         }
         const call = reply.id === undefined ? undefined : pending.get(reply.id)
         if (call === undefined) return
@@ -86,7 +97,7 @@ export const startModelThread = (
       worker.on("error", (error) => stop(`the model's thread failed: ${errorText(error)}`))
       worker.on("exit", () => stop("the model's thread has stopped"))
       // Interrupted while loading (the service stopping): the thread goes too.
-      return Effect.promise(() => worker.terminate()).pipe(Effect.ignore)
+      return close
     }),
-    ({ worker }) => Effect.promise(() => worker.terminate()).pipe(Effect.ignore)
+    ({ close }) => close
   ).pipe(Effect.map(({ thread }) => thread))

@@ -4,7 +4,9 @@
  * and the service's thread keeps answering meanwhile.
  * In: workerData ModelJob (src/adapters/modelThread.ts). Out: {progress} while loading, then {ready: true} or
  * {failed: message}; then for each {id, texts} (embed) or {id, query, passages} (rerank) one {id, ok} or
- * {id, error}. An embedding batch comes back as one Float32Array of its vectors, row after row.
+ * {id, error}. An embedding batch comes back as one Float32Array of its vectors, row after row. {stop: true}, at
+ * any time: the thread ends itself, between two batches (a batch runs synchronously, so no message comes in during
+ * one).
  */
 import { parentPort, workerData } from "node:worker_threads"
 import { shrinkHeap } from "../heap.ts"
@@ -71,14 +73,19 @@ const load = async (): Promise<Run> => {
   }
 }
 
+type Message = { readonly stop: true } | ({ readonly id: number } & ModelRequest)
+
+let run: Run | undefined
+port.on("message", (message: Message) => {
+  if ("stop" in message) return process.exit(0)
+  run!(message).then(
+    (ok) => port.postMessage({ id: message.id, ok }, ok instanceof Float32Array ? [ok.buffer as ArrayBuffer] : []),
+    (error) => port.postMessage({ id: message.id, error: messageOf(error) })
+  )
+})
+
 try {
-  const run = await load()
-  port.on("message", (message: { id: number } & ModelRequest) => {
-    run(message).then(
-      (ok) => port.postMessage({ id: message.id, ok }, ok instanceof Float32Array ? [ok.buffer as ArrayBuffer] : []),
-      (error) => port.postMessage({ id: message.id, error: messageOf(error) })
-    )
-  })
+  run = await load()
   shrinkHeap()
   port.postMessage({ ready: true })
 } catch (error) {
