@@ -72,13 +72,14 @@ const entityRows = (sourceId: string) =>
     }))
   })
 
-/** Stores one document of the source (one chunk, `text`) with its extraction, and makes it active. */
+/** Stores one document of the source (one chunk, `text`) with its extraction, and makes it active; answers its id. */
 const storeDocument = (sourceId: string, title: string, text: string, extraction: Extraction) =>
   Effect.gen(function*() {
     const graph = yield* Graph
     const id = yield* seedDocument(sourceId, title, [text])
     yield* graph.store(id, 1, extraction)
     yield* graph.activate(id, 1)
+    return id
   })
 
 const summary = (rows: ReadonlyArray<EntitySnapshot>) =>
@@ -250,6 +251,36 @@ for (const engine of engines) {
           SELECT count(*)::int AS n FROM event_participants p JOIN events e ON e.id = p.event_id
           WHERE e.document_id = ${a}`
         assert.strictEqual(participants!.n, 5, "2 + 2 participants and the place of the first event")
+      }))
+
+    it.effect("a large extraction is stored whole; a lone surrogate is stored as U+FFFD", () =>
+      Effect.gen(function*() {
+        const { url, sql } = yield* TestServer
+        const token = yield* login(url, "Many")
+        const sourceId = yield* createSource(url, token)
+        // More entities, mentions and events than one insert statement takes (1,000, 500 and 200 rows).
+        const names = Array.from({ length: 1_200 }, (_, i) => `Station ${i}`)
+        const extraction: Extraction = {
+          entities: [
+            ...names.map((name, i) => entity(`s${i}`, name, "place")),
+            entity("broken", "Lone \ud800 Name", "person")
+          ],
+          events: names.map((name, i) =>
+            event(`${name} opened`, "open", [[`s${i}`, "object"]], { chunks: [0], time: onDay("2020-01-02") })
+          )
+        }
+        const id = yield* storeDocument(sourceId, "many", `${names.join(", ")} and Lone \ud800 Name.`, extraction)
+        const [counts] = yield* sql<{ entities: number; mentions: number; events: number; participants: number }>`
+          SELECT (SELECT count(*) FROM entities WHERE source_id = ${sourceId})::int AS entities,
+            (SELECT count(*) FROM entity_mentions WHERE document_id = ${id} AND chunk_id IS NOT NULL)::int AS mentions,
+            (SELECT count(*) FROM events WHERE document_id = ${id})::int AS events,
+            (SELECT count(*) FROM event_participants p JOIN events e ON e.id = p.event_id
+              WHERE e.document_id = ${id})::int AS participants`
+        assert.deepStrictEqual(counts, { entities: 1_201, mentions: 1_200, events: 1_200, participants: 1_200 })
+        const [broken] = yield* sql<{ name: string }>`
+          SELECT name FROM entities WHERE source_id = ${sourceId} AND kind = 'person'`
+        assert.strictEqual(broken!.name, "Lone \ufffd Name")
+        assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
       }))
 
     it.effect("reprocess: the new version is invisible until activated, then replaces exactly the old one", () =>
