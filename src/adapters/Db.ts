@@ -102,7 +102,7 @@ const templateFor = () => {
 const startDatabaseThread = (dataDir: string, socketPath: string, sharedBuffersMb: number) =>
   new Promise<{ readonly worker: Worker; readonly templateFailed: string | undefined }>((resolve, reject) => {
     const worker = new Worker(workerScripts.database, {
-      workerData: { dataDir, socketPath, template: templateFor(), sharedBuffersMb }
+      workerData: { dataDir, socketPath, template: templateFor(), sharedBuffersMb, settings: hnswSettings }
     })
     const failed = (message: string) => {
       void worker.terminate()
@@ -188,6 +188,20 @@ const describeDatabaseUrl = (url: Redacted.Redacted<string>) => {
   }
 }
 
+/** HNSW's `ef_search` of every database session: enough for a nearest-neighbour list of a quarter of it. */
+export const sessionEfSearch = 200
+
+/**
+ * Every database session's HNSW settings (pgvector 0.8): iterative scans walk the graph on until enough rows pass a
+ * query's filters, and each scan keeps `sessionEfSearch` candidates. PostgreSQL gets them in each connection's
+ * startup packet, PGlite as server options; so the vector search of most queries is one statement
+ * (VectorIndex.nearest).
+ */
+const hnswSettings: Readonly<Record<string, string>> = {
+  "hnsw.iterative_scan": "relaxed_order",
+  "hnsw.ef_search": String(sessionEfSearch)
+}
+
 /** An external PostgreSQL (>= 15) with the pgvector extension. */
 const postgresClient = (url: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
@@ -197,7 +211,12 @@ const postgresClient = (url: Redacted.Redacted<string>) =>
           `${errorText(error)}. Check that PostgreSQL runs and accepts connections there, and that DATABASE_URL's ` +
           "host, port, database, user and password are right."
       })
-    const client = yield* PgClient.make({ url, maxConnections: 10, maxMessageSize }).pipe(Effect.mapError(unreachable))
+    const client = yield* PgClient.make({
+      url,
+      maxConnections: 10,
+      maxMessageSize,
+      startupParameters: hnswSettings
+    }).pipe(Effect.mapError(unreachable))
     const available = yield* client<{ name: string }>`
       SELECT name FROM pg_available_extensions WHERE name = 'vector'`.pipe(Effect.mapError(unreachable))
     if (available.length === 0) {

@@ -1,7 +1,7 @@
 /**
  * The embedded database's own thread: PGlite (with pgvector) opened on the data directory and served on a unix
  * socket, so that its queries never run on the service's thread and a long one cannot hold up other requests.
- * In: workerData {dataDir, socketPath, template, sharedBuffersMb}: a new database (no directory yet, or an empty
+ * In: workerData {dataDir, socketPath, template, sharedBuffersMb, settings}: a new database (no directory yet, or an empty
  * one) is a copy of the `template` directory (src/adapters/pgliteTemplate.ts) when that exists, else initialised by
  * PGlite. Out: {ready: true, templateFailed?} once serving (`templateFailed`: why the template could not be used,
  * the database was then initialised without it), or {failed, message} (`failed` says whether opening or serving
@@ -15,12 +15,14 @@ import { parentPort, workerData } from "node:worker_threads"
 import { errorText } from "../errorText.ts"
 import { shrinkHeap } from "../heap.ts"
 
-const { dataDir, socketPath, template, sharedBuffersMb } = workerData as {
+const { dataDir, settings, sharedBuffersMb, socketPath, template } = workerData as {
   readonly dataDir: string
   readonly socketPath: string
   readonly template: string | undefined
   /** PostgreSQL's buffer pool, all of it resident in the WebAssembly memory from the start. */
   readonly sharedBuffersMb: number
+  /** More server settings (name → value), the defaults of its one session. */
+  readonly settings: Readonly<Record<string, string>>
 }
 
 const isNew = !Fs.existsSync(dataDir) || Fs.readdirSync(dataDir).length === 0
@@ -38,7 +40,13 @@ const create = () =>
   PGlite.create({
     dataDir,
     extensions: { vector },
-    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffersMb}MB`]
+    startParams: [
+      ...PGlite.defaultStartParams,
+      ...Object.entries({ ...settings, shared_buffers: `${sharedBuffersMb}MB` }).flatMap(([name, value]) => [
+        "-c",
+        `${name}=${value}`
+      ])
+    ]
   })
 
 /** Opens the database; a new one as a copy of the template if there is one, else (or if that fails) as PGlite makes it. */

@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
+import { sessionEfSearch } from "../adapters/Db.ts"
 import type { EmbeddingModel } from "../adapters/Embedder.ts"
 import { searchable } from "./Searchable.ts"
 
@@ -168,21 +169,26 @@ export class VectorIndex extends Context.Service<VectorIndex, {
         limit: number
       ) {
         const literal = vectorLiteral(embedding)
-        // pgvector 0.8 iterative scans keep walking the HNSW graph until enough rows pass the source filter.
-        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+        const select = sql<{ id: string; distance: number }>`
+          SELECT id, distance FROM (
+            SELECT c.id, (v.embedding <=> ${literal}::vector)::float8 AS distance
+            FROM ${sql(model.table)} v
+            JOIN chunks c ON c.id = v.chunk_id
+            JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
+            WHERE c.source_id IN ${sql.in(sourceIds)}
+            ORDER BY v.embedding <=> ${literal}::vector
+            LIMIT ${limit}
+          ) nearest
+          ORDER BY distance, id`
+        // pgvector 0.8 iterative scans keep walking the HNSW graph until enough rows pass the source filter. The
+        // session has them on and keeps enough candidates for most lists (src/adapters/Db.ts); a longer list, or
+        // a short answer (a small corpus, or a session without those settings), is asked again with both set here.
+        const efSearch = Math.min(1000, Math.max(100, limit * 4))
+        const quick = efSearch <= sessionEfSearch ? yield* select.pipe(Effect.orDie) : []
+        const rows = quick.length === limit ? quick : yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
-          yield* sql`SET LOCAL hnsw.ef_search = ${sql.literal(String(Math.min(1000, Math.max(100, limit * 4))))}`
-          return yield* sql<{ id: string; distance: number }>`
-            SELECT id, distance FROM (
-              SELECT c.id, (v.embedding <=> ${literal}::vector)::float8 AS distance
-              FROM ${sql(model.table)} v
-              JOIN chunks c ON c.id = v.chunk_id
-              JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
-              WHERE c.source_id IN ${sql.in(sourceIds)}
-              ORDER BY v.embedding <=> ${literal}::vector
-              LIMIT ${limit}
-            ) nearest
-            ORDER BY distance, id`
+          yield* sql`SET LOCAL hnsw.ef_search = ${sql.literal(String(efSearch))}`
+          return yield* select
         })).pipe(Effect.orDie)
         return rows.map((row) => ({ id: row.id, score: 1 - row.distance }))
       })
