@@ -1,11 +1,12 @@
 /**
  * The embedded database's own thread: PGlite (with pgvector) opened on the data directory and served on a unix
  * socket, so that its queries never run on the service's thread and a long one cannot hold up other requests.
- * In: workerData {dataDir, socketPath, template, sharedBuffersMb, settings}: a new database (no directory yet, or an empty
- * one) is a copy of the `template` directory (src/adapters/pgliteTemplate.ts) when that exists, else initialised by
- * PGlite. Out: {ready: true, templateFailed?} once serving (`templateFailed`: why the template could not be used,
- * the database was then initialised without it), or {failed, message} (`failed` says whether opening or serving
- * failed). The message "close" stops serving and closes the database, then {closed}.
+ * In: workerData {dataDir, socketPath, template, sharedBuffersMb, settings}: a new database (no directory yet, or an
+ * empty one) is a copy of the `template` directory (src/adapters/pgliteTemplate.ts) when that exists, else initialised
+ * by PGlite; `settings` are server options (PostgreSQL's `-c`). Out: {ready: true, templateFailed?} once serving
+ * (`templateFailed`: why the template could not be used, the database was then initialised without it), or
+ * {failed, message} (`failed` says whether opening or serving failed). The message "close" stops serving and closes
+ * the database, then {closed}.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { vector } from "@electric-sql/pglite-pgvector"

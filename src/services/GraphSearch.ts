@@ -105,13 +105,15 @@ export class GraphSearch extends Context.Service<GraphSearch, {
       const weigh = (entityIds: ReadonlyArray<string>, sourceIds: ReadonlyArray<string>) =>
         Effect.gen(function*() {
           if (entityIds.length === 0) return new Map<string, number>()
-          const [total] = yield* sql<{ n: number }>`
-            SELECT count(*)::int AS n FROM documents WHERE source_id IN ${sql.in(sourceIds)} AND status = 'ready'`
-          const rows = yield* sql<{ id: string; documents: number; chunks: number; word_chunks: number | null }>`
+          const rows = yield* sql<
+            { id: string; documents: number; chunks: number; word_chunks: number | null; total: number }
+          >`
             SELECT e.id, seen.documents, seen.chunks, (
                 SELECT min(l.df) FROM unnest(to_tsvector('english', e.name)) u
                 JOIN lexical_terms l ON l.source_id = e.source_id AND l.term = u.lexeme
-              )::int AS word_chunks
+              )::int AS word_chunks, (
+                SELECT count(*) FROM documents WHERE source_id IN ${sql.in(sourceIds)} AND status = 'ready'
+              )::int AS total
             FROM entities e
             CROSS JOIN LATERAL (
               SELECT count(DISTINCT m.document_id)::int AS documents, count(DISTINCT m.chunk_id)::int AS chunks
@@ -120,8 +122,8 @@ export class GraphSearch extends Context.Service<GraphSearch, {
               WHERE m.entity_id = e.id
             ) seen
             WHERE e.id = ANY(${entityIds}::text[]) AND seen.documents > 0`
-          const n = Math.max(total?.n ?? 0, 1)
           return new Map(rows.map((row) => {
+            const n = Math.max(row.total, 1)
             const specificity = Math.log(1 + n / row.documents) / Math.log(1 + n)
             const nameness = row.word_chunks === null || row.word_chunks === 0
               ? unknownNameness

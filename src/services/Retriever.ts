@@ -200,7 +200,11 @@ export class Retriever extends Context.Service<Retriever, {
 
       const searchOnce = Effect.fn("Retriever.search")(function*(input: SearchInput) {
         const started = yield* Clock.currentTimeMillis
-        const sourceIds = yield* resolveSources(input.owner, input.sourceIds)
+        // The caller's sources and the vector index's state are independent: asked at once.
+        const [sourceIds, dense] = yield* Effect.all([
+          resolveSources(input.owner, input.sourceIds),
+          input.strategy === "lexical" ? Effect.undefined : denseStatus
+        ], { concurrency: "unbounded" })
         const notices: Array<string> = []
         const candidates = Math.max(minimumCandidates, input.topK * candidatesPer)
         const lists: Array<RankedList> = []
@@ -214,25 +218,32 @@ export class Retriever extends Context.Service<Retriever, {
           )
 
         if (sourceIds.length > 0) {
-          if (input.strategy !== "lexical") {
-            const dense = yield* denseStatus
-            if (Option.isSome(dense.model)) {
-              const limit = input.strategy === "vector" ? input.topK : candidates
-              const hits = yield* vectorList(dense.model.value, input.query, sourceIds, limit)
-              lists.push({ name: "vector", weight: settings.fusionWeightVector, hits })
-            } else if (input.strategy === "vector") {
+          const model = dense !== undefined && Option.isSome(dense.model) ? dense.model.value : undefined
+          if (dense !== undefined && model === undefined) {
+            if (input.strategy === "vector") {
               return yield* Effect.fail(
                 new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: dense.reason ?? "unavailable" } })
               )
-            } else {
-              notices.push(`dense retrieval is unavailable, results come from the other lists: ${dense.reason}`)
             }
+            notices.push(`dense retrieval is unavailable, results come from the other lists: ${dense.reason}`)
           }
-          const graphList = input.strategy === "multi" && input.graph !== false
-            ? yield* graph.search(input.query, sourceIds, candidates)
-            : undefined
+          const withLexical = input.strategy !== "vector"
+          // Beside a vector list, BM25's depth is fusion's: the lists are asked at once. Without one, it depends
+          // on whether the graph list has hits, so BM25 is asked after it.
+          const [vectorHits, graphList, lexicalBeside] = yield* Effect.all([
+            model === undefined
+              ? Effect.undefined
+              : vectorList(model, input.query, sourceIds, input.strategy === "vector" ? input.topK : candidates),
+            input.strategy === "multi" && input.graph !== false
+              ? graph.search(input.query, sourceIds, candidates)
+              : Effect.undefined,
+            model !== undefined && withLexical ? lexicalHits(candidates) : Effect.undefined
+          ], { concurrency: "unbounded" })
+          if (vectorHits !== undefined) {
+            lists.push({ name: "vector", weight: settings.fusionWeightVector, hits: vectorHits })
+          }
           const graphHits = graphList !== undefined && graphList.confidence > 0 ? graphList.hits : []
-          if (input.strategy !== "vector") {
+          if (withLexical) {
             lexicalAlone = lists.length === 0 && graphHits.length === 0
             // Fused with nothing else, BM25's list is the result: it need reach only as deep as the results (or
             // the rerank), and goes deeper below only when near-duplicates leave fewer than top k.
@@ -241,7 +252,8 @@ export class Retriever extends Context.Service<Retriever, {
               : lexicalAlone
               ? Math.max(input.topK, rerank ? settings.rerankCandidates : 0)
               : candidates
-            lists.push({ name: "lexical", weight: settings.fusionWeightLexical, hits: yield* lexicalHits(lexicalDepth) })
+            const hits = lexicalBeside ?? (yield* lexicalHits(lexicalDepth))
+            lists.push({ name: "lexical", weight: settings.fusionWeightLexical, hits })
           }
           if (graphList !== undefined && graphHits.length > 0) {
             lists.push({

@@ -19,7 +19,7 @@ for (const engine of engines) {
         assert.strictEqual(ef!.value, String(sessionEfSearch))
       }))
 
-    it.effect("lists of a source that most vectors are not in come back whole, shorter and longer than ef_search / 4", () =>
+    it.effect("lists of a source few vectors belong to come back whole, shorter and longer than ef_search / 4", () =>
       Effect.gen(function*() {
         const { url } = yield* TestServer
         const token = yield* login(url, "Vectors")
