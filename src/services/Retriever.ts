@@ -1,7 +1,6 @@
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
-import type { ChunkMessage } from "../domain/Chunk.ts"
 import type { SearchResponse, Strategy } from "../domain/Search.ts"
 import type { UserId } from "../domain/User.ts"
 import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } from "../retrieval/fusion.ts"
@@ -11,7 +10,7 @@ import { GraphSearch } from "./GraphSearch.ts"
 import { LexicalIndex } from "../stores/LexicalIndex.ts"
 import { Reranker } from "../adapters/Reranker.ts"
 import { type IndexedModel, VectorIndex } from "../stores/VectorIndex.ts"
-import { searchable } from "../stores/Searchable.ts"
+import { searchable, type SearchableChunk, searchableChunkColumns } from "../stores/Searchable.ts"
 import { searchDuration, timed } from "../observability/Metrics.ts"
 import { ownedSources } from "../stores/SourceAccess.ts"
 
@@ -47,21 +46,6 @@ const maxDeepening = 4
 interface RerankNote {
   readonly score: number
   readonly fused_rank: number
-}
-
-interface ChunkDetail {
-  readonly id: string
-  readonly document_id: string
-  readonly source_id: string
-  readonly document_title: string
-  readonly text: string
-  readonly section_path: ReadonlyArray<string>
-  readonly char_start: number
-  readonly char_end: number
-  readonly speaker: string | null
-  readonly spoken_at: Date | null
-  readonly spoken_until: Date | null
-  readonly messages: ReadonlyArray<ChunkMessage>
 }
 
 export class Retriever extends Context.Service<Retriever, {
@@ -141,18 +125,20 @@ export class Retriever extends Context.Service<Retriever, {
         return yield* vectors.nearest(model, embedding!, sourceIds, limit)
       })
 
-      const details = (ids: ReadonlyArray<string>) =>
-        ids.length === 0
-          ? Effect.succeed(new Map<string, ChunkDetail>())
-          : sql<ChunkDetail>`
-              SELECT c.id, c.document_id, c.source_id, d.title AS document_title, c.text, c.section_path,
-                c.char_start, c.char_end, c.speaker, c.spoken_at, c.spoken_until, c.messages
+      /** The searchable chunks of these ids; those in `known` (read with BM25's list) are not read again. */
+      const details = (ids: ReadonlyArray<string>, known: ReadonlyMap<string, SearchableChunk>) => {
+        const missing = ids.filter((id) => !known.has(id))
+        return missing.length === 0
+          ? Effect.succeed(known)
+          : sql<SearchableChunk>`
+              SELECT ${searchableChunkColumns(sql)}
               FROM chunks c
               JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
-              WHERE c.id IN ${sql.in(ids)}`.pipe(
-            Effect.map((rows) => new Map(rows.map((row) => [row.id, row]))),
+              WHERE c.id IN ${sql.in(missing)}`.pipe(
+            Effect.map((rows) => new Map([...known, ...rows.map((row) => [row.id, row] as const)])),
             Effect.orDie
           )
+      }
 
       /** The cross-encoder reorders the first rerankCandidates results; the rest keep their fused order after them. */
       const rerankTop = <A extends { readonly score: number; readonly text: string; readonly reranked: RerankNote | null }>(
@@ -176,7 +162,12 @@ export class Retriever extends Context.Service<Retriever, {
        * The lists fused (multi) or taken as they are, the shortlist loaded, reranked if asked, near-duplicates
        * collapsed until top k are kept.
        */
-      const resultsOf = Effect.fnUntraced(function*(input: SearchInput, lists: ReadonlyArray<RankedList>, rerank: boolean) {
+      const resultsOf = Effect.fnUntraced(function*(
+        input: SearchInput,
+        lists: ReadonlyArray<RankedList>,
+        rerank: boolean,
+        known: ReadonlyMap<string, SearchableChunk>
+      ) {
         const fused: ReadonlyArray<Fused> = yield* Effect.sync(() =>
           input.strategy === "multi"
             ? fuseRankings(lists, settings.fusionK)
@@ -187,7 +178,7 @@ export class Retriever extends Context.Service<Retriever, {
             }))
         ).pipe(Effect.withSpan("Retriever.fuse", { attributes: { "engram.search.lists": lists.length } }))
         const shortlist = fused.slice(0, Math.max(input.topK * shortlistPer, rerank ? settings.rerankCandidates : 0))
-        const found = yield* details(shortlist.map((item) => item.id))
+        const found = yield* details(shortlist.map((item) => item.id), known)
         const ranked = shortlist.flatMap((item) => {
           const detail = found.get(item.id)
           if (detail === undefined) return []
@@ -212,9 +203,16 @@ export class Retriever extends Context.Service<Retriever, {
         const rerank = yield* rerankDecision(input, rerankNotices)
         let lexicalAlone = false
         let lexicalDepth = 0
-        const lexicalHits = (depth: number) =>
-          lexical.search(input.query, sourceIds, depth, { k1: settings.bm25K1, b: settings.bm25B }).pipe(
-            Effect.map((hits) => hits.map((hit) => ({ id: hit.chunkId, score: hit.score })))
+        // BM25's list alone is the results: its chunks are read with it (`withChunks`) and kept here.
+        const known = new Map<string, SearchableChunk>()
+        const lexicalHits = (depth: number, withChunks = false) =>
+          lexical.search(input.query, sourceIds, depth, { k1: settings.bm25K1, b: settings.bm25B }, withChunks).pipe(
+            Effect.map((hits) =>
+              hits.map((hit) => {
+                if (hit.chunk !== undefined) known.set(hit.chunkId, hit.chunk)
+                return { id: hit.chunkId, score: hit.score }
+              })
+            )
           )
 
         if (sourceIds.length > 0) {
@@ -252,7 +250,7 @@ export class Retriever extends Context.Service<Retriever, {
               : lexicalAlone
               ? Math.max(input.topK, rerank ? settings.rerankCandidates : 0)
               : candidates
-            const hits = lexicalBeside ?? (yield* lexicalHits(lexicalDepth))
+            const hits = lexicalBeside ?? (yield* lexicalHits(lexicalDepth, lexicalAlone))
             lists.push({ name: "lexical", weight: settings.fusionWeightLexical, hits })
           }
           if (graphList !== undefined && graphHits.length > 0) {
@@ -267,7 +265,7 @@ export class Retriever extends Context.Service<Retriever, {
         }
 
         notices.push(...rerankNotices)
-        let collapsed = yield* resultsOf(input, lists, rerank)
+        let collapsed = yield* resultsOf(input, lists, rerank, known)
         // A list alone that near-duplicates thinned below top k is asked again, twice and four times as deep.
         const lexicalIndex = lists.findIndex((list) => list.name === "lexical")
         while (
@@ -275,8 +273,8 @@ export class Retriever extends Context.Service<Retriever, {
           lexicalDepth < input.topK * maxDeepening
         ) {
           lexicalDepth *= 2
-          lists[lexicalIndex] = { ...lists[lexicalIndex]!, hits: yield* lexicalHits(lexicalDepth) }
-          collapsed = yield* resultsOf(input, lists, rerank)
+          lists[lexicalIndex] = { ...lists[lexicalIndex]!, hits: yield* lexicalHits(lexicalDepth, true) }
+          collapsed = yield* resultsOf(input, lists, rerank, known)
         }
         const results = collapsed.map((item) => ({
           chunk_id: item.id,

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { forEachPosting, pack, packedAggregate, type Posting } from "./packedPostings.ts"
-import { searchable } from "./Searchable.ts"
+import { searchable, type SearchableChunk, searchableChunkColumns } from "./Searchable.ts"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
 const postingsBatch = 25
@@ -29,6 +29,8 @@ export interface Bm25Parameters {
 export interface LexicalHit {
   readonly chunkId: string
   readonly score: number
+  /** The chunk as search returns it, when asked for (`withChunks`). */
+  readonly chunk?: SearchableChunk
 }
 
 /** `Math.round` with halves to the even neighbour, as PostgreSQL rounds a float8. */
@@ -217,19 +219,24 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
   readonly count: (documentId: string, sign: 1 | -1) => Effect.Effect<void>
   /** Records each chunk's postings and length in lexemes (BM25's document length) for a freshly written version. */
   readonly measure: (documentId: string, version: number) => Effect.Effect<void>
-  /** The best `limit` searchable chunks of the sources for the query, best first (ties: the older chunk number). */
+  /**
+   * The best `limit` searchable chunks of the sources for the query, best first (ties: the older chunk number);
+   * `withChunks`: each with its chunk, read by the statement that checks it is searchable.
+   */
   readonly search: (
     query: string,
     sourceIds: ReadonlyArray<string>,
     limit: number,
-    parameters: Bm25Parameters
+    parameters: Bm25Parameters,
+    withChunks?: boolean
   ) => Effect.Effect<ReadonlyArray<LexicalHit>>
   /** `search`, and how many postings it read of the query's terms' postings in the sources. */
   readonly searchMeasured: (
     query: string,
     sourceIds: ReadonlyArray<string>,
     limit: number,
-    parameters: Bm25Parameters
+    parameters: Bm25Parameters,
+    withChunks?: boolean
   ) => Effect.Effect<{
     readonly hits: ReadonlyArray<LexicalHit>
     readonly postings: { readonly read: number; readonly total: number }
@@ -268,8 +275,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
        * The chunks among these numbers that search can return (number, chunk id). Joined from the numbers, not
        * filtered by `= ANY(...)`: the planner compared each chunk of every ready document with the whole list.
        */
-      const searchableOf = (numbers: ReadonlyArray<number>) =>
-        sql`SELECT c.no, c.id FROM unnest(${numbers}::int[]) AS n (no)
+      const searchableOf = (numbers: ReadonlyArray<number>, withChunks: boolean) =>
+        sql<{ no: number; id: string } & Partial<SearchableChunk>>`
+          SELECT c.no, ${withChunks ? searchableChunkColumns(sql) : sql`c.id`} FROM unnest(${numbers}::int[]) AS n (no)
           JOIN chunks c ON c.no = n.no
           JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}`
 
@@ -463,19 +471,21 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const visibleBest = Effect.fnUntraced(function*(
         scored: Scored,
         limit: number,
-        known: Map<number, string | null>
+        known: Map<number, { readonly id: string; readonly chunk?: SearchableChunk } | null>,
+        withChunks: boolean
       ) {
         for (let fetch = limit * 2;; fetch *= 4) {
           const ranked = best(scored, fetch)
           const unchecked = ranked.map((i) => scored.nos[i]!).filter((no) => !known.has(no))
           for (const no of unchecked) known.set(no, null)
           if (unchecked.length > 0) {
-            const visible = yield* sql<{ no: number; id: string }>`${searchableOf(unchecked)}`
-            for (const row of visible) known.set(row.no, row.id)
+            for (const { no, ...row } of yield* searchableOf(unchecked, withChunks)) {
+              known.set(no, withChunks ? { id: row.id, chunk: row as SearchableChunk } : { id: row.id })
+            }
           }
           const hits = ranked.flatMap((i) => {
-            const chunkId = known.get(scored.nos[i]!)
-            return chunkId ? [{ chunkId, units: scored.units[i]! }] : []
+            const found = known.get(scored.nos[i]!)
+            return found ? [{ ...found, units: scored.units[i]! }] : []
           })
           if (hits.length >= limit || ranked.length < fetch) return hits.slice(0, limit)
         }
@@ -485,7 +495,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         query: string,
         sourceIds: ReadonlyArray<string>,
         limit: number,
-        parameters: Bm25Parameters
+        parameters: Bm25Parameters,
+        withChunks = false
       ) {
         if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 } }
         // The query's terms found in the sources, each with its IDF there, the sources' average chunk length, how
@@ -524,10 +535,12 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
         let postingsRead = yield* scoreSegments(accumulator, read, weighOf)
-        const known = new Map<number, string | null>()
+        const known = new Map<number, { readonly id: string; readonly chunk?: SearchableChunk } | null>()
         const finish = (scored: Scored) =>
-          Effect.map(visibleBest(scored, limit, known), (hits) => ({
-            hits: hits.map(({ chunkId, units }) => ({ chunkId, score: units / unit })),
+          Effect.map(visibleBest(scored, limit, known, withChunks), (hits) => ({
+            hits: hits.map(({ chunk, id, units }): LexicalHit =>
+              chunk === undefined ? { chunkId: id, score: units / unit } : { chunkId: id, score: units / unit, chunk }
+            ),
             postings: { read: postingsRead, total }
           }))
         if (deferred.length === 0) {
@@ -555,7 +568,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const anyKth = best(partial, limit)[limit - 1]
         const hopeful = anyKth !== undefined && deferred.every((term) => term.idf >= 0) &&
           bound < partial.units[anyKth]! && within(partial.units[anyKth]!).length <= affordable
-        const floor = hopeful ? yield* visibleBest(partial, limit, known) : []
+        const floor = hopeful ? yield* visibleBest(partial, limit, known, withChunks) : []
         const threshold = floor[limit - 1]?.units ?? Infinity
         const candidates = floor.length === limit && bound < threshold ? within(threshold) : []
         if (candidates.length === 0 || candidates.length > affordable) {
@@ -577,8 +590,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         return yield* finish({ nos, units })
       }, Effect.orDie)
 
-      const search = (query: string, sourceIds: ReadonlyArray<string>, limit: number, parameters: Bm25Parameters) =>
-        Effect.map(searchMeasured(query, sourceIds, limit, parameters), ({ hits }) => hits)
+      const search = (
+        query: string,
+        sourceIds: ReadonlyArray<string>,
+        limit: number,
+        parameters: Bm25Parameters,
+        withChunks = false
+      ) => Effect.map(searchMeasured(query, sourceIds, limit, parameters, withChunks), ({ hits }) => hits)
 
       return LexicalIndex.of({ count, measure, search, searchMeasured })
     })

@@ -101,6 +101,14 @@ const compareToExhaustive = (
           assert.deepStrictEqual(hits, reference, `query "${query}", ${sourceIds.length} source(s), k ${limit}`)
           const measured = yield* pruning.searchMeasured(query, sourceIds, limit, parameters)
           assert.deepStrictEqual(measured.hits, reference, `pruning, query "${query}", k ${limit}`)
+          // With their chunks, read by the statement that checks them: the same hits, each with its own chunk.
+          const withChunks = yield* pruning.search(query, sourceIds, limit, parameters, true)
+          assert.deepStrictEqual(withChunks.map(({ chunkId, score }) => ({ chunkId, score })), [...reference])
+          for (const { chunk, chunkId } of withChunks) {
+            assert.strictEqual(chunk?.id, chunkId)
+            assert.include(sourceIds, chunk!.source_id)
+            assert.isAbove(chunk!.text.length, 0)
+          }
           compared += hits.length
           if (measured.postings.read < measured.postings.total) pruned++
         }
