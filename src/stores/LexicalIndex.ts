@@ -272,8 +272,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       })
 
       /**
-       * The chunks among these numbers that search can return (number, chunk id). Joined from the numbers, not
-       * filtered by `= ANY(...)`: the planner compared each chunk of every ready document with the whole list.
+       * The chunks among these numbers that search can return (number, chunk id; with `withChunks` the whole
+       * searchable chunk). Joined from the numbers, not filtered by `= ANY(...)`: the planner compared each chunk
+       * of every ready document with the whole list.
        */
       const searchableOf = (numbers: ReadonlyArray<number>, withChunks: boolean) =>
         sql<{ no: number; id: string } & Partial<SearchableChunk>>`
