@@ -33,6 +33,9 @@ export interface LexicalHit {
   readonly chunk?: SearchableChunk
 }
 
+/** What the searchable check found for a chunk number: its chunk id (and chunk, when asked), or null: not searchable. */
+type Checked = { readonly id: string; readonly chunk?: SearchableChunk } | null
+
 /** `Math.round` with halves to the even neighbour, as PostgreSQL rounds a float8. */
 const roundHalfEven = (x: number) => {
   const r = Math.round(x)
@@ -472,7 +475,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const visibleBest = Effect.fnUntraced(function*(
         scored: Scored,
         limit: number,
-        known: Map<number, { readonly id: string; readonly chunk?: SearchableChunk } | null>,
+        known: Map<number, Checked>,
         withChunks: boolean
       ) {
         for (let fetch = limit * 2;; fetch *= 4) {
@@ -536,7 +539,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
         let postingsRead = yield* scoreSegments(accumulator, read, weighOf)
-        const known = new Map<number, { readonly id: string; readonly chunk?: SearchableChunk } | null>()
+        const known = new Map<number, Checked>()
         const finish = (scored: Scored) =>
           Effect.map(visibleBest(scored, limit, known, withChunks), (hits) => ({
             hits: hits.map(({ chunk, id, units }): LexicalHit =>
