@@ -311,18 +311,18 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         sourceId: string,
         full: ReadonlyArray<{ readonly term: string; readonly size: number }>
       ) {
-        const removed = yield* sql<{ term: string; packed: string }>`
+        const removed = yield* sql<{ term: string; packed: Uint8Array }>`
           DELETE FROM lexical_segments s
           USING unnest(${full.map((row) => row.term)}::text[], ${full.map((row) => row.size)}::int[]) AS f (term, size)
           WHERE s.source_id = ${sourceId} AND s.term = f.term AND ${sizeClass} = f.size
-          RETURNING s.term, encode(s.packed, 'base64') AS packed`
+          RETURNING s.term, s.packed`
         const byTerm = new Map<string, Array<Posting>>()
         let low = Number.MAX_SAFE_INTEGER
         let high = 0
         for (const segment of removed) {
           const postings = byTerm.get(segment.term) ?? []
           byTerm.set(segment.term, postings)
-          forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
+          forEachPosting(segment.packed, (no, tf, len) => {
             postings.push({ no, tf, len })
             low = Math.min(low, no)
             high = Math.max(high, no)
@@ -449,14 +449,14 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       /** Scores segments into the accumulator; other requests get the thread between segments, every `postingsPerYield`. */
       const scoreSegments = Effect.fnUntraced(function*(
         accumulator: Accumulator,
-        segments: ReadonlyArray<{ readonly term: string; readonly packed: string }>,
+        segments: ReadonlyArray<{ readonly term: string; readonly packed: Uint8Array }>,
         weighOf: (term: string) => (tf: number, len: number) => number
       ) {
         let postings = 0
         let yieldAt = postingsPerYield
         for (const segment of segments) {
           const weigh = weighOf(segment.term)
-          forEachPosting(Buffer.from(segment.packed, "base64"), (no, tf, len) => {
+          forEachPosting(segment.packed, (no, tf, len) => {
             accumulator.add(no, weigh(tf, len))
             postings++
           })
@@ -507,7 +507,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // many postings its segments hold and the segments themselves, but for the most common terms (from the
         // lowest IDF up, while their IDFs add up to less than a quarter of the highest) with more than
         // `inlinePostings` postings: those are deferred (MaxScore, below), when at most `maxScoreDepth` are asked.
-        const rows = yield* sql<QueryTerm & { readonly packed: string | null }>`
+        const rows = yield* sql<QueryTerm & { readonly packed: Uint8Array | null }>`
           WITH ${weightedTerms(sql, query, sourceIds)},
           ranked AS (
             SELECT term, sum(idf) OVER (ORDER BY idf, term) < max(idf) OVER () / 4 AS common FROM weighted
@@ -520,7 +520,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           )
           SELECT term, idf, avgdl, postings::int AS postings,
             CASE WHEN NOT (common AND postings > ${inlinePostings} AND ${limit <= maxScoreDepth})
-              THEN encode(packed, 'base64') END AS packed
+              THEN packed END AS packed
           FROM found`
         const byTerm = new Map(rows.map((row) => [row.term, row]))
         const terms = [...byTerm.values()]
@@ -533,8 +533,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const read = rows.flatMap(({ packed, term }) => packed === null ? [] : [{ term, packed }])
         const deferred = terms.filter((term) => term.packed === null)
         const segmentsOf = (chosen: ReadonlyArray<QueryTerm>) =>
-          sql<{ term: string; packed: string }>`
-            SELECT term, encode(packed, 'base64') AS packed FROM lexical_segments
+          sql<{ term: string; packed: Uint8Array }>`
+            SELECT term, packed FROM lexical_segments
             WHERE term = ANY(${chosen.map((term) => term.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
         const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
