@@ -275,15 +275,18 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       })
 
       /**
-       * The chunks among these numbers that search can return (number, chunk id; with `withChunks` the whole
-       * searchable chunk). Joined from the numbers, not filtered by `= ANY(...)`: the planner compared each chunk
-       * of every ready document with the whole list.
+       * The first `limit` chunks, in the order of `numbers`, that search can return (number, chunk id; with
+       * `withChunks` the whole searchable chunk): the numbers before the last one answered that are not answered
+       * are of no searchable chunk, those after it were not looked at. Joined from the numbers, not filtered by
+       * `= ANY(...)`: the planner compared each chunk of every ready document with the whole list.
        */
-      const searchableOf = (numbers: ReadonlyArray<number>, withChunks: boolean) =>
+      const searchableOf = (numbers: ReadonlyArray<number>, limit: number, withChunks: boolean) =>
         sql<{ no: number; id: string } & Partial<SearchableChunk>>`
-          SELECT c.no, ${withChunks ? searchableChunkColumns(sql) : sql`c.id`} FROM unnest(${numbers}::int[]) AS n (no)
+          SELECT c.no, ${withChunks ? searchableChunkColumns(sql) : sql`c.id`}
+          FROM unnest(${numbers}::int[]) WITH ORDINALITY AS n (no, rank)
           JOIN chunks c ON c.no = n.no
-          JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}`
+          JOIN documents d ON d.id = c.document_id AND ${searchable(sql, "d", "c.version")}
+          ORDER BY n.rank LIMIT ${limit}`
 
       /** A segment's size class: segments of one class are merged together, so each posting is rewritten rarely. */
       const sizeClass = sql`floor(ln(postings) / ln(${mergeFanIn}))::int`
@@ -480,18 +483,29 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       ) {
         for (let fetch = limit * 2;; fetch *= 4) {
           const ranked = best(scored, fetch)
-          const unchecked = ranked.map((i) => scored.nos[i]!).filter((no) => !known.has(no))
-          for (const no of unchecked) known.set(no, null)
-          if (unchecked.length > 0) {
-            for (const { no, ...row } of yield* searchableOf(unchecked, withChunks)) {
-              known.set(no, withChunks ? { id: row.id, chunk: row as SearchableChunk } : { id: row.id })
+          const hits: Array<{ readonly id: string; readonly chunk?: SearchableChunk; readonly units: number }> = []
+          // The ranked numbers in order: known ones taken as they are, the rest asked in one statement, from the
+          // first unknown one on, for as many searchable chunks as are still missing.
+          for (let at = 0; at < ranked.length && hits.length < limit;) {
+            const no = scored.nos[ranked[at]!]!
+            if (!known.has(no)) {
+              const unchecked = ranked.slice(at).map((i) => scored.nos[i]!).filter((n) => !known.has(n))
+              const rows = yield* searchableOf(unchecked, limit - hits.length, withChunks)
+              const answered = new Set<number>()
+              for (const { no, ...row } of rows) {
+                answered.add(no)
+                known.set(no, withChunks ? { id: row.id, chunk: row as SearchableChunk } : { id: row.id })
+              }
+              // Up to the last number answered, the others are of no searchable chunk; after it, not looked at.
+              const last = rows.length < limit - hits.length ? unchecked.length - 1 : unchecked.indexOf(rows.at(-1)!.no)
+              for (let i = 0; i <= last; i++) if (!answered.has(unchecked[i]!)) known.set(unchecked[i]!, null)
             }
+            const found = known.get(no)
+            if (found === undefined) break
+            if (found !== null) hits.push({ ...found, units: scored.units[ranked[at]!]! })
+            at++
           }
-          const hits = ranked.flatMap((i) => {
-            const found = known.get(scored.nos[i]!)
-            return found ? [{ ...found, units: scored.units[i]! }] : []
-          })
-          if (hits.length >= limit || ranked.length < fetch) return hits.slice(0, limit)
+          if (hits.length >= limit || ranked.length < fetch) return hits
         }
       })
 
