@@ -1,4 +1,4 @@
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Scope } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./api/Api.ts"
@@ -91,6 +91,18 @@ export const AppServices = Layer.mergeAll(Runs.layer, McpAccess.layer).pipe(
   Layer.provideMerge(Db.layer)
 )
 
+/**
+ * The interactive API reference at /docs (Scalar, its 6 MB script inline): built with its first visit, so a service
+ * nobody reads the reference of never loads the script (about 13 MB of the idle service's memory).
+ */
+const ApiReference = HttpRouter.use(Effect.fnUntraced(function*(router) {
+  const scope = yield* Scope.Scope
+  const reference = yield* Effect.cached(
+    HttpRouter.toHttpEffect(HttpApiScalar.layer(Api, { path: "/docs" })).pipe(Effect.provideService(Scope.Scope, scope))
+  )
+  yield* router.add("GET", "/docs", Effect.flatten(reference))
+}))
+
 const Routes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide(
@@ -116,7 +128,7 @@ const Routes = Layer.mergeAll(
   ),
   McpEndpoint,
   MetricsRoute,
-  HttpApiScalar.layer(Api, { path: "/docs" }),
+  ApiReference,
   HttpRouter.add("GET", "/", HttpServerResponse.redirect("/docs")),
   RequestEnvelope,
   CorsLive
