@@ -481,29 +481,25 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         known: Map<number, Checked>,
         withChunks: boolean
       ) {
+        /** Checks the numbers not known yet, in this order, until `missing` searchable chunks are found among them. */
+        const check = Effect.fnUntraced(function*(numbers: ReadonlyArray<number>, missing: number) {
+          const unchecked = numbers.filter((no) => !known.has(no))
+          const rows = yield* searchableOf(unchecked, missing, withChunks)
+          for (const { no, ...row } of rows) {
+            known.set(no, withChunks ? { id: row.id, chunk: row as SearchableChunk } : { id: row.id })
+          }
+          // Up to the last number answered, the others are of no searchable chunk; after it, not looked at.
+          const last = rows.length < missing ? unchecked.length - 1 : unchecked.indexOf(rows[rows.length - 1]!.no)
+          for (const no of unchecked.slice(0, last + 1)) if (!known.has(no)) known.set(no, null)
+        })
         for (let fetch = limit * 2;; fetch *= 4) {
-          const ranked = best(scored, fetch)
+          const ranked = best(scored, fetch).map((i) => ({ no: scored.nos[i]!, units: scored.units[i]! }))
           const hits: Array<{ readonly id: string; readonly chunk?: SearchableChunk; readonly units: number }> = []
-          // The ranked numbers in order: known ones taken as they are, the rest asked in one statement, from the
-          // first unknown one on, for as many searchable chunks as are still missing.
-          for (let at = 0; at < ranked.length && hits.length < limit;) {
-            const no = scored.nos[ranked[at]!]!
-            if (!known.has(no)) {
-              const unchecked = ranked.slice(at).map((i) => scored.nos[i]!).filter((n) => !known.has(n))
-              const rows = yield* searchableOf(unchecked, limit - hits.length, withChunks)
-              const answered = new Set<number>()
-              for (const { no, ...row } of rows) {
-                answered.add(no)
-                known.set(no, withChunks ? { id: row.id, chunk: row as SearchableChunk } : { id: row.id })
-              }
-              // Up to the last number answered, the others are of no searchable chunk; after it, not looked at.
-              const last = rows.length < limit - hits.length ? unchecked.length - 1 : unchecked.indexOf(rows.at(-1)!.no)
-              for (let i = 0; i <= last; i++) if (!answered.has(unchecked[i]!)) known.set(unchecked[i]!, null)
-            }
+          for (let at = 0; at < ranked.length && hits.length < limit; at++) {
+            const { no, units } = ranked[at]!
+            if (!known.has(no)) yield* check(ranked.slice(at).map((item) => item.no), limit - hits.length)
             const found = known.get(no)
-            if (found === undefined) break
-            if (found !== null) hits.push({ ...found, units: scored.units[ranked[at]!]! })
-            at++
+            if (found) hits.push({ ...found, units })
           }
           if (hits.length >= limit || ranked.length < fetch) return hits
         }

@@ -62,7 +62,8 @@ const ingestWhileProbing = (dataDir: string, env: Record<string, string>, bytes:
       { name: "notes.md", bytes: new TextEncoder().encode(largeMarkdown(bytes)) }
     ])
     assert.strictEqual(accepted.status, 202, accepted.text)
-    const ready = Effect.runPromise(waitForDocument(url, token, sourceId, accepted.body.documents[0].id))
+    // The tests' own timeouts bound the wait: a slow machine embeds a real model's batches for minutes.
+    const ready = Effect.runPromise(waitForDocument(url, token, sourceId, accepted.body.documents[0].id, undefined, 200_000))
     const latencies = yield* Effect.promise(() => probeHealth(url, ready))
     const document = yield* Effect.promise(() => ready)
     assert.strictEqual(document.status, "ready")

@@ -16,16 +16,17 @@ export const createSource = (url: string, token: string, name = "Notes") =>
 export const ingestText = (url: string, token: string, sourceId: string, title: string, text: string) =>
   request(url, `/api/v1/sources/${sourceId}/documents/ingest`, { token, json: { title, text } })
 
-/** Polls the document until `done` holds (default: ready or failed), at most 60 s. */
+/** Polls the document until `done` holds (default: ready or failed), at most `withinMs` (default 60 s). */
 export const waitForDocument = (
   url: string,
   token: string,
   sourceId: string,
   documentId: string,
-  done: (document: any) => boolean = (document) => document.status === "ready" || document.status === "failed"
+  done: (document: any) => boolean = (document) => document.status === "ready" || document.status === "failed",
+  withinMs = 60_000
 ) =>
   Effect.promise(async () => {
-    const deadline = Date.now() + 60_000
+    const deadline = Date.now() + withinMs
     while (Date.now() < deadline) {
       const response = await fetch(`${url}/api/v1/sources/${sourceId}/documents/${documentId}`, {
         headers: { authorization: `Bearer ${token}` }
