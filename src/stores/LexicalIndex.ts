@@ -494,7 +494,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         })
         for (let fetch = limit * 2;; fetch *= 4) {
           const ranked = best(scored, fetch).map((i) => ({ no: scored.nos[i]!, units: scored.units[i]! }))
-          const hits: Array<{ readonly id: string; readonly chunk?: SearchableChunk; readonly units: number }> = []
+          const hits: Array<NonNullable<Checked> & { readonly units: number }> = []
           for (let at = 0; at < ranked.length && hits.length < limit; at++) {
             const { no, units } = ranked[at]!
             if (!known.has(no)) yield* check(ranked.slice(at).map((item) => item.no), limit - hits.length)
