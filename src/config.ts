@@ -53,6 +53,8 @@ export interface EngramSettings {
   readonly embedApiKey: Option.Option<Redacted.Redacted<string>>
   readonly embedBatchSize: number
   readonly rerankModelDir: Option.Option<string>
+  /** How long a local model (embedder, reranker) stays loaded after its last request; -1: for good. */
+  readonly modelKeepAliveSeconds: number
   readonly rerankCandidates: number
   readonly extractor: "auto" | "rules" | "llm" | "off"
   readonly extractLlmConcurrency: number
@@ -235,6 +237,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   embedApiKey: Config.map(optionalSetting(NonEmpty, "ENGRAM_EMBED_API_KEY"), Option.map(Redacted.make)),
   embedBatchSize: setting(integerBetween(1, 512), "ENGRAM_EMBED_BATCH_SIZE", 32),
   rerankModelDir: optionalSetting(NonEmpty, "ENGRAM_RERANK_MODEL_DIR"),
+  modelKeepAliveSeconds: setting(integerBetween(-1, 31_536_000), "ENGRAM_MODEL_KEEP_ALIVE_SECONDS", 300),
   rerankCandidates: setting(integerBetween(1, 200), "ENGRAM_RERANK_CANDIDATES", 30),
   extractor: setting(
     Schema.Literals(["auto", "rules", "llm", "off"]).annotate(withMessage("must be auto, rules, llm or off")),

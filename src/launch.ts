@@ -1,4 +1,4 @@
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Config, Effect, Exit, Layer, Runtime, Schema, SchemaIssue } from "effect"
 import { HttpServer } from "effect/http"
 import { EngramConfig } from "./config.ts"

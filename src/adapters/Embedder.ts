@@ -1,10 +1,12 @@
 import { Context, Deferred, Effect, Layer, Metric, Option, Redacted, Ref, Schema, type Scope, Semaphore } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpClientResponse } from "effect/http"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { EngramConfig, type EngramSettings } from "../config.ts"
 import { modelAnswerAttributes, type ModelCall, modelCallSpan, modelErrorAttributes } from "../observability/GenAi.ts"
 import { embeddedPassages, embeddingSeconds } from "../observability/Metrics.ts"
-import { startModelThread } from "./modelThread.ts"
+import { errorText } from "../errorText.ts"
+import { type ModelJob, modelOnDemand, startModelThread } from "./modelThread.ts"
 
 export interface EmbeddingModel {
   /** Identifies the vectors: a different name (or dimension) never shares an index. */
@@ -42,13 +44,34 @@ const queryPrefixFor = (name: string) =>
 /** The pooling a model was trained with when ENGRAM_EMBED_POOLING does not say: CLS for BGE models, mean otherwise. */
 export const defaultPooling = (modelId: string): "cls" | "mean" => /bge/i.test(modelId) ? "cls" : "mean"
 
+/** The file of the ONNX graph transformers.js loads for a dtype. */
+const onnxFile = (dtype: EngramSettings["embedDtype"]) => dtype === "q8" ? "onnx/model_quantized.onnx" : "onnx/model.onnx"
+
 /**
- * A local ONNX sentence-embedding model through transformers.js and onnxruntime-node, on a thread of its own: a
- * batch holds its thread for as long as it runs (src/adapters/modelWorker.ts).
+ * The dimension of a model's vectors, read from its files (`hidden_size` in config.json: what the feature-extraction
+ * pipeline pools); none when they are not all there (a hub model not downloaded yet) or the config does not say.
+ */
+const dimensionOnDisk = (directory: string, dtype: EngramSettings["embedDtype"]): Option.Option<number> => {
+  const files = ["config.json", "tokenizer.json", onnxFile(dtype)]
+  if (!files.every((file) => Fs.existsSync(Path.join(directory, file)))) return Option.none()
+  try {
+    const hidden: unknown = JSON.parse(Fs.readFileSync(Path.join(directory, "config.json"), "utf8")).hidden_size
+    return typeof hidden === "number" && Number.isInteger(hidden) && hidden > 0 ? Option.some(hidden) : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+/**
+ * A local ONNX sentence-embedding model through transformers.js and onnxruntime-node, on a thread of its own that
+ * runs only while the model is used (src/adapters/modelThread.ts `modelOnDemand`): a batch holds that thread for as
+ * long as it runs. When the model's files are on disk their config gives the dimension and nothing is loaded at
+ * start; otherwise (a hub model's first start) the model is downloaded, loaded and probed once, then let go.
  */
 const onnxBackend = (
   settings: EngramSettings,
-  progress: { detail: string }
+  progress: { detail: string },
+  onLoadFailure: (reason: string) => Effect.Effect<void>
 ): Effect.Effect<Backend, string, Scope.Scope> =>
   Effect.gen(function*() {
     const local = Option.isSome(settings.embedModelDir)
@@ -56,36 +79,55 @@ const onnxBackend = (
       onSome: (dir) => Path.basename(Path.resolve(dir)),
       onNone: () => settings.embedModel
     })
-    const thread = yield* startModelThread({
+    const cacheDir = Path.join(Path.resolve(settings.dataDir), "models")
+    const location = Option.match(settings.embedModelDir, { onSome: (dir) => Path.resolve(dir), onNone: () => modelId })
+    const job: ModelJob = {
       kind: "embed",
-      location: Option.match(settings.embedModelDir, { onSome: (dir) => Path.resolve(dir), onNone: () => modelId }),
+      location,
       local,
-      cacheDir: Path.join(Path.resolve(settings.dataDir), "models"),
+      cacheDir,
       dtype: settings.embedDtype,
       pooling: Option.getOrElse(settings.embedPooling, () => defaultPooling(modelId))
-    }, (detail) => {
+    }
+    const cannotLoad = (reason: string) => `cannot load the embedding model ${local ? "directory" : modelId}: ${reason}`
+    const onProgress = (detail: string) => {
       progress.detail = detail
-    }).pipe(
-      Effect.mapError((reason) => `cannot load the embedding model ${local ? "directory" : modelId}: ${reason}`)
-    )
+    }
+    const vectorsOf = (texts: ReadonlyArray<string>, flat: Float32Array) => {
+      const dimension = flat.length / texts.length
+      return texts.map((_, i) => Array.from(flat.subarray(i * dimension, (i + 1) * dimension)))
+    }
+    const dimension = yield* Option.match(dimensionOnDisk(local ? location : Path.join(cacheDir, modelId), settings.embedDtype), {
+      onSome: Effect.succeed,
+      onNone: () =>
+        Effect.scoped(Effect.gen(function*() {
+          const thread = yield* startModelThread(job, onProgress)
+          const flat = yield* Effect.tryPromise({
+            try: () => thread.run<Float32Array>({ texts: ["dimension probe"] }),
+            catch: errorText
+          })
+          return flat.length
+        })).pipe(Effect.mapError(cannotLoad))
+    })
+    const model = yield* modelOnDemand(job, {
+      keepAliveSeconds: settings.modelKeepAliveSeconds,
+      onProgress,
+      onLoadFailure: (reason) => onLoadFailure(cannotLoad(reason))
+    })
     const name = `${modelId}:${settings.embedDtype}`
     const prefix = queryPrefixFor(modelId)
-    const run = (texts: ReadonlyArray<string>) =>
-      Effect.tryPromise({
-        try: async () => {
-          const flat = await thread.run<Float32Array>({ texts })
-          const dimension = flat.length / texts.length
-          return texts.map((_, i) => Array.from(flat.subarray(i * dimension, (i + 1) * dimension)))
-        },
-        catch: (error) => new EmbedError({ message: `embedding failed: ${(error as Error).message}`, transient: false })
-      })
-    const probe = yield* run(["dimension probe"]).pipe(Effect.mapError((error) => error.message))
-    const dimension = probe[0]!.length
     return {
       model: { name, dimension, provider: "onnx" as const },
       call: { operation: "embeddings" as const, provider: "onnx", model: modelId, dimensions: dimension },
       embedBatch: (texts: ReadonlyArray<string>, purpose: EmbedPurpose) =>
-        run(purpose === "query" ? texts.map((t) => prefix + t) : texts)
+        model.run<Float32Array>({ texts: purpose === "query" ? texts.map((t) => prefix + t) : texts }).pipe(
+          Effect.filterOrFail(
+            (flat) => flat.length === texts.length * dimension,
+            (flat) => `the model gave ${flat.length / texts.length} numbers per vector, its config.json says ${dimension}`
+          ),
+          Effect.map((flat) => vectorsOf(texts, flat)),
+          Effect.mapError((reason) => new EmbedError({ message: `embedding failed: ${reason}`, transient: false }))
+        )
     }
   })
 
@@ -166,7 +208,11 @@ export class Embedder extends Context.Service<Embedder, {
         ? Effect.fail("dense retrieval is disabled (ENGRAM_EMBED_MODEL=none)")
         : Option.match(settings.embedBaseUrl, {
           onSome: (baseUrl) => openAiBackend(settings, baseUrl),
-          onNone: () => onnxBackend(settings, progress)
+          onNone: () =>
+            onnxBackend(settings, progress, (reason) =>
+              Ref.set(state, { _tag: "Unavailable", reason }).pipe(
+                Effect.andThen(Effect.logWarning("the embedding model cannot be loaded: dense retrieval is unavailable", reason))
+              ))
         })
       yield* load.pipe(
         Effect.tap((backend) =>

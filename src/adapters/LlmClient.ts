@@ -1,4 +1,3 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
 import type { LanguageModel } from "effect/ai"
 import { EngramConfig } from "../config.ts"
@@ -24,13 +23,18 @@ export class LlmClient extends Context.Service<LlmClient, {
         yield* Effect.logInfo("no LLM configured (ENGRAM_LLM_BASE_URL): answers are extracted from the sources")
         return LlmClient.of({ provider: "extractive", model: null, languageModel: yield* extractiveLanguageModel })
       }
+      // Undici leaves every timeout to ours (Node's fetch would cut a slow answer at 300 s, which looks transient).
+      // Imported only here: a service without an LLM never loads it.
+      const { layerUndici } = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpClient"))
+      // Built in this layer's scope: its connection pool lives as long as the client.
+      const undici = yield* Layer.build(layerUndici)
       const languageModel = yield* openAiCompatibleLanguageModel({
         baseUrl: settings.llmBaseUrl.value,
         apiKey: settings.llmApiKey,
         model: settings.llmModel,
         timeout: `${settings.llmTimeoutSeconds} seconds`,
         maxRetries: settings.llmMaxRetries
-      })
+      }).pipe(Effect.provide(undici))
       yield* Effect.logInfo("LLM configured").pipe(
         Effect.annotateLogs({
           provider: "openai-compatible",
@@ -40,8 +44,5 @@ export class LlmClient extends Context.Service<LlmClient, {
       )
       return LlmClient.of({ provider: "openai-compatible", model: settings.llmModel, languageModel })
     })
-  ).pipe(
-    // Undici leaves every timeout to ours (Node's fetch would cut a slow answer at 300 s, which looks transient).
-    Layer.provide(NodeHttpClient.layerUndici)
   )
 }

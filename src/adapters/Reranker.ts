@@ -1,7 +1,8 @@
 import { Context, Deferred, Effect, Layer, Option, Ref, Schema, type Scope, Semaphore } from "effect"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { EngramConfig } from "../config.ts"
-import { startModelThread } from "./modelThread.ts"
+import { modelOnDemand } from "./modelThread.ts"
 
 export type RerankerState =
   | { readonly _tag: "Off" }
@@ -13,27 +14,39 @@ export class RerankError extends Schema.TaggedError<RerankError>()("RerankError"
 
 type Score = (query: string, passages: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number>, RerankError>
 
+/** The files of a cross-encoder in the transformers.js layout. */
+const crossEncoderFiles = ["config.json", "tokenizer.json", "onnx/model.onnx"]
+
 /**
  * A cross-encoder in the transformers.js layout (config, tokenizer, onnx/model.onnx with a `logits` output of one
  * relevance logit per query–passage pair, e.g. an export of cross-encoder/ms-marco-MiniLM-L-6-v2), run locally on a
- * thread of its own (src/adapters/modelWorker.ts), as the embedder is.
+ * thread of its own while it is used (src/adapters/modelThread.ts `modelOnDemand`), as the embedder is. At start only
+ * its files are checked; the model is loaded by the first search that reranks.
  */
-const loadCrossEncoder = (directory: string): Effect.Effect<{ name: string; score: Score }, string, Scope.Scope> =>
+const loadCrossEncoder = (
+  directory: string,
+  keepAliveSeconds: number,
+  onLoadFailure: (reason: string) => Effect.Effect<void>
+): Effect.Effect<{ name: string; score: Score }, string, Scope.Scope> =>
   Effect.gen(function*() {
     // Loaded by absolute path: transformers.js reads it from disk and never asks a hub.
     const absolute = Path.resolve(directory)
-    const thread = yield* startModelThread({ kind: "rerank", directory: absolute }).pipe(
-      Effect.mapError((reason) => `cannot load the reranker model directory: ${reason}`)
-    )
-    const score: Score = (query, passages) =>
-      Effect.tryPromise({
-        try: () => thread.run<ReadonlyArray<number>>({ query, passages }),
-        catch: (error) => new RerankError({ message: `reranking failed: ${(error as Error).message}` })
-      })
-    const probe = yield* score("probe", ["probe"]).pipe(Effect.mapError((error) => error.message))
-    if (probe.length !== 1 || !Number.isFinite(probe[0])) {
-      return yield* Effect.fail("the reranker model does not give one relevance score per pair")
+    const missing = crossEncoderFiles.filter((file) => !Fs.existsSync(Path.join(absolute, file)))
+    if (missing.length > 0) {
+      return yield* Effect.fail(`the reranker model directory has no ${missing.join(", ")}`)
     }
+    const model = yield* modelOnDemand({ kind: "rerank", directory: absolute }, {
+      keepAliveSeconds,
+      onLoadFailure: (reason) => onLoadFailure(`cannot load the reranker model directory: ${reason}`)
+    })
+    const score: Score = (query, passages) =>
+      model.run<ReadonlyArray<number>>({ query, passages }).pipe(
+        Effect.filterOrFail(
+          (scores) => scores.length === passages.length && scores.every(Number.isFinite),
+          () => "the reranker model does not give one relevance score per pair"
+        ),
+        Effect.mapError((reason) => new RerankError({ message: `reranking failed: ${reason}` }))
+      )
     return { name: Path.basename(absolute), score }
   })
 
@@ -57,19 +70,18 @@ export class Reranker extends Context.Service<Reranker, {
       const state = yield* Ref.make<RerankerState>({ _tag: "Loading" })
       const done = yield* Deferred.make<Option.Option<Score>>()
       const oneAtATime = yield* Semaphore.make(1)
-      yield* loadCrossEncoder(settings.rerankModelDir.value).pipe(
+      const unavailable = (reason: string) =>
+        Ref.set(state, { _tag: "Unavailable", reason }).pipe(
+          Effect.andThen(Effect.logWarning("no reranker: results are not reranked", reason))
+        )
+      yield* loadCrossEncoder(settings.rerankModelDir.value, settings.modelKeepAliveSeconds, unavailable).pipe(
         Effect.tap((model) =>
           Ref.set(state, { _tag: "Ready", name: model.name }).pipe(
             Effect.andThen(Effect.logInfo("reranker ready").pipe(Effect.annotateLogs({ model: model.name })))
           )
         ),
         Effect.map((model) => Option.some(model.score)),
-        Effect.catch((reason: string) =>
-          Ref.set(state, { _tag: "Unavailable", reason }).pipe(
-            Effect.andThen(Effect.logWarning("no reranker: results are not reranked", reason)),
-            Effect.as(Option.none<Score>())
-          )
-        ),
+        Effect.catch((reason: string) => unavailable(reason).pipe(Effect.as(Option.none<Score>()))),
         Effect.flatMap((score) => Deferred.succeed(done, score)),
         Effect.forkScoped
       )

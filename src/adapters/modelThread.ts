@@ -1,4 +1,4 @@
-import { Effect, type Scope } from "effect"
+import { Duration, Effect, Exit, Fiber, Scope, Semaphore } from "effect"
 import { Worker } from "node:worker_threads"
 import { errorText } from "../errorText.ts"
 import { workerScripts } from "../workers.ts"
@@ -32,6 +32,8 @@ type Reply = {
 export interface ModelThread {
   /** One request to the model; rejects with the model's error, or when the thread has stopped. */
   readonly run: <A>(request: ModelRequest) => Promise<A>
+  /** False once the thread has stopped (asked to, or crashed). */
+  readonly alive: () => boolean
 }
 
 /** How long a thread asked to stop may take to finish the batch it runs before it is stopped from outside. */
@@ -72,7 +74,8 @@ export const startModelThread = (
             const id = next++
             pending.set(id, { resolve: resolve as (value: never) => void, reject })
             worker.postMessage({ id, ...request })
-          })
+          }),
+        alive: () => stopped === undefined
       }
       const stop = (reason: string) => {
         stopped ??= reason
@@ -101,3 +104,73 @@ export const startModelThread = (
     }),
     ({ close }) => close
   ).pipe(Effect.map(({ thread }) => thread))
+
+/** A local model whose thread runs only while it is used (`modelOnDemand`). */
+export interface ModelOnDemand {
+  /** One request; the first one after an idle period loads the model again. Fails with why. */
+  readonly run: <A>(request: ModelRequest) => Effect.Effect<A, string>
+  /** Whether the model's thread runs now. */
+  readonly loaded: Effect.Effect<boolean>
+}
+
+/**
+ * A model on a thread started by the first request and stopped once no request has come for `keepAliveSeconds`
+ * (-1: never), as Ollama keeps a model: an idle service holds none of a model's memory (docs/decisions.md, "Less
+ * idle memory"). A thread that crashed is started again by the next request; a model that fails to load is not
+ * loaded again (`onLoadFailure` hears why, once) and every later request fails with that reason.
+ */
+export const modelOnDemand = (job: ModelJob, options: {
+  readonly keepAliveSeconds: number
+  readonly onProgress?: (detail: string) => void
+  readonly onLoadFailure: (reason: string) => Effect.Effect<void>
+}): Effect.Effect<ModelOnDemand, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const lock = yield* Semaphore.make(1)
+    let loaded: { readonly thread: ModelThread; readonly scope: Scope.Closeable } | undefined
+    let failure: string | undefined
+    let running = 0
+    let idleStop: Fiber.Fiber<void> | undefined
+
+    const unload = Effect.suspend(() => {
+      const current = loaded
+      loaded = undefined
+      return current === undefined ? Effect.void : Scope.close(current.scope, Exit.void)
+    })
+    const acquire = lock.withPermits(1)(Effect.gen(function*() {
+      if (idleStop !== undefined) yield* Fiber.interrupt(idleStop)
+      if (failure !== undefined) return yield* Effect.fail(failure)
+      if (loaded !== undefined && !loaded.thread.alive()) yield* unload
+      if (loaded === undefined) {
+        const threadScope = yield* Scope.fork(scope)
+        const thread = yield* startModelThread(job, options.onProgress).pipe(
+          Scope.provide(threadScope),
+          Effect.onError((cause) => Scope.close(threadScope, Exit.failCause(cause))),
+          Effect.tapError((reason) => {
+            failure = reason
+            return options.onLoadFailure(reason)
+          })
+        )
+        loaded = { thread, scope: threadScope }
+      }
+      running++
+      return loaded.thread
+    }))
+    const release = lock.withPermits(1)(Effect.gen(function*() {
+      running--
+      if (running > 0 || options.keepAliveSeconds < 0) return
+      idleStop = yield* Effect.sleep(Duration.seconds(options.keepAliveSeconds)).pipe(
+        Effect.andThen(lock.withPermits(1)(Effect.suspend(() => running > 0 ? Effect.void : unload))),
+        Effect.forkIn(scope)
+      )
+    }))
+    return {
+      run: <A>(request: ModelRequest) =>
+        Effect.acquireUseRelease(
+          acquire,
+          (thread) => Effect.tryPromise({ try: () => thread.run<A>(request), catch: (error) => errorText(error) }),
+          () => release
+        ),
+      loaded: Effect.sync(() => loaded?.thread.alive() === true)
+    }
+  })

@@ -1,6 +1,9 @@
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions"
 import { Effect, Layer, Option, Tracer } from "effect"
 import { engramVersion } from "../version.ts"
+
+// OpenTelemetry's resource attribute names, written out (see ./GenAi.ts for why; test/observability/semconv.test.ts).
+export const ATTR_SERVICE_NAME = "service.name"
+export const ATTR_SERVICE_VERSION = "service.version"
 
 /**
  * Export is on when the standard OpenTelemetry variables ask for it: an OTLP endpoint

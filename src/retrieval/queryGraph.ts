@@ -1,4 +1,7 @@
-import * as chrono from "chrono-node"
+import type * as chrono from "chrono-node"
+
+/** chrono-node's `parse`, passed in: the service loads chrono with its first graph search, not at start. */
+export type DateReader = typeof chrono.parse
 import { normalizeName } from "../extract/resolve.ts"
 
 /** What a query says to the graph: names that may be entities, and a time it is about. */
@@ -45,7 +48,7 @@ const stopWords = new Set([
  * The entity-name candidates and the time of a query. Time expressions are resolved against `now`; "before X"
  * and "until X" end at X's start, "after X" and "since X" start at X's end (or start for since).
  */
-export const queryCues = (query: string, now: Date): QueryCues => {
+export const queryCues = (query: string, now: Date, readDates: DateReader): QueryCues => {
   const words = query.split(/[^\p{L}\p{N}'’.&-]+/u).map((w) => w.replace(/^[.'’-]+|[.'’-]+$/g, "")).filter((w) => w !== "")
   const names = new Set<string>()
   for (let size = 1; size <= 4; size++) {
@@ -57,7 +60,7 @@ export const queryCues = (query: string, now: Date): QueryCues => {
     }
   }
   const asks = asking.test(query)
-  const found = timeIn(query, now)
+  const found = timeIn(query, now, readDates)
   if (found === null) return { asks, names: [...names], time: null, anchor: anchorIn(query) }
   const { start, end } = found
   const before = query.slice(0, found.index).toLowerCase().match(/\b(before|until|till|prior to|after|since)\s*$/)?.[1]
@@ -83,8 +86,8 @@ const anchorIn = (query: string): QueryCues["anchor"] => {
 }
 
 /** The first time expression: chrono's, or a bare year ("in 2019"), which chrono leaves alone. */
-const timeIn = (query: string, now: Date) => {
-  const parsed = chrono.parse(query, now)[0]
+const timeIn = (query: string, now: Date, readDates: DateReader) => {
+  const parsed = readDates(query, now)[0]
   if (parsed !== undefined) {
     const { start, end } = periodOf(parsed.start, parsed.text, now)
     return { start, end: parsed.end?.date() ?? end, index: parsed.index, text: parsed.text }

@@ -72,6 +72,8 @@ export class GraphSearch extends Context.Service<GraphSearch, {
     GraphSearch,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      // chrono-node (4 MB of heap) is loaded by the first search, not held by an idle service.
+      const chrono = yield* Effect.cached(Effect.promise(() => import("chrono-node")))
 
       /** Entity ids whose keys match the query's names, exactly or fuzzily. */
       const matchEntities = (names: ReadonlyArray<string>, sourceIds: ReadonlyArray<string>) =>
@@ -185,7 +187,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
         limit: number
       ) {
         if (sourceIds.length === 0) return { hits: [], confidence: 0 }
-        const cues = queryCues(query, new Date(yield* Clock.currentTimeMillis))
+        const cues = queryCues(query, new Date(yield* Clock.currentTimeMillis), (yield* chrono).parse)
         // A statement or keyword query without a time: the graph could only re-weigh chunks naming its entities,
         // which BM25 has ranked already (on SciFact's claims that only added noise).
         if (!cues.asks && cues.time === null && cues.anchor === null) return { hits: [], confidence: 0 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type ModelJob, startModelThread } from "../../src/adapters/modelThread.ts"
+import { type ModelJob, type ModelOnDemand, modelOnDemand, startModelThread } from "../../src/adapters/modelThread.ts"
 import { fixtureModelDir } from "../support/datasets.ts"
 
 const job: ModelJob = {
@@ -41,4 +41,55 @@ describe("the model's thread", () => {
       }))
       expect(vectors.length).toBe(2 * 32)
     }))
+})
+
+describe("a model on demand", () => {
+  const loadedWithin = (model: ModelOnDemand, expected: boolean) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < 200 && (yield* model.loaded) !== expected; i++) yield* Effect.sleep("50 millis")
+      return yield* model.loaded
+    })
+
+  it.live("loads with the first request, stops once idle for its keep-alive, loads again for the next", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const failures: Array<string> = []
+      const model = yield* modelOnDemand(job, {
+        keepAliveSeconds: 0,
+        onLoadFailure: (reason) => Effect.sync(() => failures.push(reason))
+      })
+      expect(yield* model.loaded).toBe(false)
+      // Requests at once share one thread.
+      const replies = yield* Effect.all(
+        [["one"], ["two", "three"], ["four"]].map((texts) => model.run<Float32Array>({ texts })),
+        { concurrency: "unbounded" }
+      )
+      expect(replies.map((vectors) => vectors.length)).toEqual([32, 64, 32])
+      expect(yield* loadedWithin(model, false)).toBe(false)
+      const again = yield* model.run<Float32Array>({ texts: ["five"] })
+      expect(again.length).toBe(32)
+      expect(failures).toEqual([])
+    })))
+
+  it.live("with a keep-alive of -1 the model stays loaded", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const model = yield* modelOnDemand(job, { keepAliveSeconds: -1, onLoadFailure: () => Effect.void })
+      yield* model.run<Float32Array>({ texts: ["one"] })
+      yield* Effect.sleep("300 millis")
+      expect(yield* model.loaded).toBe(true)
+    })))
+
+  it.live("a model that cannot load fails every request with why, and says so once", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const failures: Array<string> = []
+      const model = yield* modelOnDemand({ ...job, location: "/nonexistent/model-dir" }, {
+        keepAliveSeconds: 0,
+        onLoadFailure: (reason) => Effect.sync(() => failures.push(reason))
+      })
+      const first = yield* Effect.flip(model.run({ texts: ["one"] }))
+      const second = yield* Effect.flip(model.run({ texts: ["two"] }))
+      expect(first.length).toBeGreaterThan(0)
+      expect(second).toBe(first)
+      expect(failures).toEqual([first])
+      expect(yield* model.loaded).toBe(false)
+    })))
 })

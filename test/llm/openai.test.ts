@@ -1,4 +1,4 @@
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted, Schedule, Stream } from "effect"
 import { AiError, type LanguageModel, type Response } from "effect/ai"

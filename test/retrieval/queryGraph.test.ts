@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import * as chrono from "chrono-node"
 import { queryCues } from "../../src/retrieval/queryGraph.ts"
 
 const now = new Date("2024-05-08T12:00:00Z")
@@ -11,25 +12,26 @@ describe("queryCues", () => {
       "Did Acme buy Globex?",
       "List the plants Acme opened",
       "Tell me what Initech announced"
-    ]) expect(queryCues(query, now).asks, query).toBe(true)
+    ]) expect(queryCues(query, now, chrono.parse).asks, query).toBe(true)
     for (const query of [
       "Cells lacking clpC have a defect in sporulation efficiency in Bacillus subtilis.",
       "Acme Globex acquisition",
       "Whatever happened stays here"
-    ]) expect(queryCues(query, now).asks, query).toBe(false)
+    ]) expect(queryCues(query, now, chrono.parse).asks, query).toBe(false)
   })
 
   it("reads names, dates and event-relative times", () => {
-    const cues = queryCues("What did Vandelay Industries announce before 2018?", now)
+    const cues = queryCues("What did Vandelay Industries announce before 2018?", now, chrono.parse)
     expect(cues.names).toContain("vandelay industries")
     expect(cues.time).toMatchObject({ start: null, end: "2018-01-01T00:00:00.000Z" })
-    expect(queryCues("Acme plants after the merger", now).anchor).toMatchObject({ side: "after", kinds: ["merge"] })
+    expect(queryCues("Acme plants after the merger", now, chrono.parse).anchor)
+      .toMatchObject({ side: "after", kinds: ["merge"] })
   })
 
   it("a date or period names all of it, not the instant chrono picks inside it", () => {
     const at = new Date("2026-11-23T18:30:00.000Z")
     const period = (query: string) => {
-      const time = queryCues(query, at).time
+      const time = queryCues(query, at, chrono.parse).time
       return [time?.start, time?.end]
     }
     expect(period("What happened on February 9, 2026?")).toEqual(["2026-02-09T00:00:00.000Z", "2026-02-10T00:00:00.000Z"])

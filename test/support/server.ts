@@ -1,4 +1,4 @@
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer, Logger, Option, Redacted, References } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
@@ -67,6 +67,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   embedBatchSize: 32,
   rerankModelDir: Option.none(),
   rerankCandidates: 30,
+  modelKeepAliveSeconds: 300,
   extractor: "auto",
   extractLlmConcurrency: 1,
   extractLlmMaxCalls: 8,
