@@ -194,7 +194,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   ),
   dataDir: setting(NonEmpty, "ENGRAM_DATA_DIR", defaultDataDir),
   databaseUrl: Config.map(optionalSetting(PostgresUrl, "DATABASE_URL"), Option.map(Redacted.make)),
-  pgliteSharedBuffersMb: setting(integerBetween(1, 16_384), "ENGRAM_PGLITE_SHARED_BUFFERS_MB", 32),
+  pgliteSharedBuffersMb: setting(integerBetween(1, 16_384), "ENGRAM_PGLITE_SHARED_BUFFERS_MB", 16),
   host: optionalSetting(NonEmpty, "ENGRAM_HOST"),
   port: setting(integerBetween(0, 65535), "ENGRAM_PORT", 8080),
   jwtSecret: Config.map(optionalSetting(JwtSecret, "ENGRAM_JWT_SECRET"), Option.map(Redacted.make)),

@@ -45,7 +45,8 @@ const queryPrefixFor = (name: string) =>
 export const defaultPooling = (modelId: string): "cls" | "mean" => /bge/i.test(modelId) ? "cls" : "mean"
 
 /** The file of the ONNX graph transformers.js loads for a dtype. */
-const onnxFile = (dtype: EngramSettings["embedDtype"]) => dtype === "q8" ? "onnx/model_quantized.onnx" : "onnx/model.onnx"
+const onnxFile = (dtype: EngramSettings["embedDtype"]) =>
+  dtype === "q8" ? "onnx/model_quantized.onnx" : "onnx/model.onnx"
 
 /**
  * The dimension of a model's vectors, read from its files (`hidden_size` in config.json: what the feature-extraction
@@ -97,7 +98,8 @@ const onnxBackend = (
       const dimension = flat.length / texts.length
       return texts.map((_, i) => Array.from(flat.subarray(i * dimension, (i + 1) * dimension)))
     }
-    const dimension = yield* Option.match(dimensionOnDisk(local ? location : Path.join(cacheDir, modelId), settings.embedDtype), {
+    const filesDir = local ? location : Path.join(cacheDir, modelId)
+    const dimension = yield* Option.match(dimensionOnDisk(filesDir, settings.embedDtype), {
       onSome: Effect.succeed,
       onNone: () =>
         Effect.scoped(Effect.gen(function*() {
@@ -123,7 +125,8 @@ const onnxBackend = (
         model.run<Float32Array>({ texts: purpose === "query" ? texts.map((t) => prefix + t) : texts }).pipe(
           Effect.filterOrFail(
             (flat) => flat.length === texts.length * dimension,
-            (flat) => `the model gave ${flat.length / texts.length} numbers per vector, its config.json says ${dimension}`
+            (flat) =>
+              `the model gave ${flat.length / texts.length} numbers per vector, its config.json says ${dimension}`
           ),
           Effect.map((flat) => vectorsOf(texts, flat)),
           Effect.mapError((reason) => new EmbedError({ message: `embedding failed: ${reason}`, transient: false }))
@@ -211,7 +214,9 @@ export class Embedder extends Context.Service<Embedder, {
           onNone: () =>
             onnxBackend(settings, progress, (reason) =>
               Ref.set(state, { _tag: "Unavailable", reason }).pipe(
-                Effect.andThen(Effect.logWarning("the embedding model cannot be loaded: dense retrieval is unavailable", reason))
+                Effect.andThen(
+                  Effect.logWarning("the embedding model cannot be loaded: dense retrieval is unavailable", reason)
+                )
               ))
         })
       yield* load.pipe(

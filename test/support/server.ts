@@ -30,7 +30,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   role: "all",
   dataDir,
   databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl)),
-  pgliteSharedBuffersMb: 32,
+  pgliteSharedBuffersMb: 16,
   host: "127.0.0.1",
   port: 0,
   jwtSecret: Option.none(),
