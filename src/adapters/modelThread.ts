@@ -138,7 +138,10 @@ export const modelOnDemand = (job: ModelJob, options: {
       return current === undefined ? Effect.void : Scope.close(current.scope, Exit.void)
     })
     const acquire = lock.withPermits(1)(Effect.gen(function*() {
-      if (idleStop !== undefined) yield* Fiber.interrupt(idleStop)
+      if (idleStop !== undefined) {
+        yield* Fiber.interrupt(idleStop)
+        idleStop = undefined
+      }
       if (failure !== undefined) return yield* Effect.fail(failure)
       if (loaded !== undefined && !loaded.thread.alive()) yield* unload
       if (loaded === undefined) {

@@ -1,8 +1,8 @@
 import type * as chrono from "chrono-node"
+import { normalizeName } from "../extract/resolve.ts"
 
 /** chrono-node's `parse`, passed in: the service loads chrono with its first graph search, not at start. */
 export type DateReader = typeof chrono.parse
-import { normalizeName } from "../extract/resolve.ts"
 
 /** What a query says to the graph: names that may be entities, and a time it is about. */
 export interface QueryCues {

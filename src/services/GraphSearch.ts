@@ -72,7 +72,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
     GraphSearch,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      // chrono-node (4 MB of heap) is loaded by the first search, not held by an idle service.
+      // chrono-node (about 3 MB of heap) is loaded by the first search, not held by an idle service.
       const chrono = yield* Effect.cached(Effect.promise(() => import("chrono-node")))
 
       /** Entity ids whose keys match the query's names, exactly or fuzzily. */
