@@ -6,10 +6,10 @@
  */
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
+import { freePort } from "./lib/freePort.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const binary = Path.join(root, "dist/engram")
@@ -17,14 +17,6 @@ const sharedDir = process.env.ENGRAM_SHARED_DIR ?? Path.resolve(root, "../shared
 const fixtureModel = Path.join(sharedDir, "models/_fixtures/tiny-random-bert")
 const { values } = parseArgs({ options: { runs: { type: "string", default: "3" } } })
 const runs = Number(values.runs)
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = Net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 /** Seconds from spawn until ready answers 200, then SIGTERM and wait for the exit. */
 const timeToReady = async (command: string, args: ReadonlyArray<string>, cwd: string, dataDir: string) => {

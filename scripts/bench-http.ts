@@ -3,34 +3,28 @@
  * HTTP search against an HTTP no-op at a real corpus's size (issue 17, item 3). The service runs as `npm start`
  * runs it, as a child process on the embedded database (on PostgreSQL with DATABASE_URL), dense retrieval and
  * extraction off; the corpus of a BEIR dataset is ingested through the API into DIR (default: a folder in the
- * system's temporary directory) once, and reused by later runs: compare builds on one corpus. Then, for each of the split's first queries, one after another: GET /system/health (the no-op), a
- * lexical and a multi search at top 10 — one warm-up round and `--rounds` measured; p50 of each and the ratios.
+ * system's temporary directory) once, and reused by later runs: compare builds on one corpus. Then, for each of the
+ * split's first queries, one after another: GET /system/health (the no-op), a lexical and a multi search at top 10 —
+ * one warm-up round and `--rounds` measured; p50 of each and the ratios.
  * With CPU_PROFILE_DIR set the service writes V8 CPU profiles of its threads there.
  */
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { argument, call, percentile, pool, waitForSource } from "./lib/instance.ts"
+import { freePort } from "./lib/freePort.ts"
+import { argument, call, percentile, pool, readJsonl, timed, waitForSource } from "./lib/instance.ts"
 import { startCommand } from "./lib/startCommand.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const dataset = Path.resolve(argument("dataset") ?? Path.join(root, "../shared/datasets/scifact"))
-const dataDir = Path.resolve(argument("data-dir") ?? Path.join(Os.tmpdir(), `engram-bench-http-${Path.basename(dataset)}`))
+const dataDir = Path.resolve(
+  argument("data-dir") ?? Path.join(Os.tmpdir(), `engram-bench-http-${Path.basename(dataset)}`)
+)
 const queryCount = Number(argument("queries") ?? 300)
 const rounds = Number(argument("rounds") ?? 2)
 const profileDir = process.env.CPU_PROFILE_DIR
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = Net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-const readJsonl = (file: string) =>
-  Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line))
 
 const { env: startEnv, args } = startCommand(root)
 const port = await freePort()
@@ -78,11 +72,6 @@ try {
     .filter((query: { _id: string }) => judged.has(query._id))
     .slice(0, queryCount)
     .map((query: { text: string }) => query.text)
-  const timed = async (work: () => Promise<unknown>) => {
-    const started = performance.now()
-    await work()
-    return performance.now() - started
-  }
   const search = (query: string, strategy: string) => () =>
     call(url, "/api/v1/search", { token, json: { query, strategy, top_k: 10, source_ids: [source.id] } })
   const health: Array<number> = []

@@ -10,10 +10,10 @@
  */
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
+import { freePort } from "./lib/freePort.ts"
 import { startCommand } from "./lib/startCommand.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -35,14 +35,6 @@ const extraEnv = Object.fromEntries(values.env.map((pair) => {
   if (at < 1) throw new Error(`--env takes NAME=VALUE, got ${pair}`)
   return [pair.slice(0, at), pair.slice(at + 1)]
 }))
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = Net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 /** The memory lines of /proc/<pid>/status, in MB (10^6 bytes). */
 const memoryOf = (pid: number) => {

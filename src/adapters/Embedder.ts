@@ -94,10 +94,6 @@ const onnxBackend = (
     const onProgress = (detail: string) => {
       progress.detail = detail
     }
-    const vectorsOf = (texts: ReadonlyArray<string>, flat: Float32Array) => {
-      const dimension = flat.length / texts.length
-      return texts.map((_, i) => Array.from(flat.subarray(i * dimension, (i + 1) * dimension)))
-    }
     const filesDir = local ? location : Path.join(cacheDir, modelId)
     const dimension = yield* Option.match(dimensionOnDisk(filesDir, settings.embedDtype), {
       onSome: Effect.succeed,
@@ -128,7 +124,7 @@ const onnxBackend = (
             (flat) =>
               `the model gave ${flat.length / texts.length} numbers per vector, its config.json says ${dimension}`
           ),
-          Effect.map((flat) => vectorsOf(texts, flat)),
+          Effect.map((flat) => texts.map((_, i) => Array.from(flat.subarray(i * dimension, (i + 1) * dimension)))),
           Effect.mapError((reason) => new EmbedError({ message: `embedding failed: ${reason}`, transient: false }))
         )
     }
