@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { forEachPosting, pack, packedAggregate, type Posting } from "./packedPostings.ts"
+import { decodePostings, forEachPosting, pack, packedAggregate, type Posting, postingsBound } from "./packedPostings.ts"
 import { searchable, type SearchableChunk, searchableChunkColumns } from "./Searchable.ts"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
@@ -55,6 +55,30 @@ export const weightUnits = (
   len: number
 ) => roundHalfEven(idf * (tf * k1 + tf) / (tf + k1 * (1 - b + b * len / avgdl)) * unit)
 
+/** Postings of term frequencies and chunk lengths below these have their weights computed once per term and query. */
+const memoizedFrequencies = 16
+const memoizedLengths = 256
+/** A term of fewer postings is weighed directly: filling its rows would cost more than they save. */
+const memoizedPostings = 4 * memoizedLengths
+
+/**
+ * `weightUnits` of one term, each weight of a term frequency and chunk length below `memoizedFrequencies` and
+ * `memoizedLengths` (nearly every posting) computed once, for a term of at least `memoizedPostings` postings: the
+ * division costs more than the lookup. A frequency's row of weights is made when a posting first needs it.
+ */
+const memoizedWeights = (parameters: Bm25Parameters, { avgdl, idf, postings }: QueryTerm) => {
+  const rows: Array<Float64Array | undefined> = new Array(memoizedFrequencies).fill(undefined)
+  const direct = postings < memoizedPostings
+  return (tf: number, len: number) => {
+    if (direct || tf >= memoizedFrequencies || len >= memoizedLengths) {
+      return weightUnits(parameters, avgdl, idf, tf, len)
+    }
+    const row = rows[tf] ??= new Float64Array(memoizedLengths).fill(Number.NaN)
+    const known = row[len]!
+    return known === known ? known : (row[len] = weightUnits(parameters, avgdl, idf, tf, len))
+  }
+}
+
 /** A query term found in the sources: its IDF there, the sources' average chunk length, its postings. */
 interface QueryTerm {
   readonly term: string
@@ -84,6 +108,10 @@ class Accumulator {
   private stamps = new Int32Array(1024)
   private stamp = 0
   private seen: Array<number> = []
+  /** A segment's postings, decoded (grown to the largest segment read). */
+  private nos = new Int32Array(1024)
+  private tfs = new Uint8Array(1024)
+  private lens = new Int32Array(1024)
 
   start() {
     if (this.stamp === 2 ** 31 - 1) {
@@ -94,14 +122,30 @@ class Accumulator {
     this.seen = []
   }
 
-  add(no: number, units: number) {
-    if (no >= this.units.length) this.grow(no + 1)
-    if (this.stamps[no] === this.stamp) this.units[no]! += units
-    else {
-      this.stamps[no] = this.stamp
-      this.units[no] = units
-      this.seen.push(no)
+  /** Adds the weights of a packed segment's postings; returns how many it held. */
+  addSegment(packed: Uint8Array, weigh: (tf: number, len: number) => number): number {
+    const bound = postingsBound(packed)
+    if (bound > this.nos.length) {
+      this.nos = new Int32Array(bound)
+      this.tfs = new Uint8Array(bound)
+      this.lens = new Int32Array(bound)
     }
+    const { lens, nos, tfs } = this
+    const count = decodePostings(packed, nos, tfs, lens)
+    // Numbers ascend within a segment: the last is the highest.
+    if (count > 0 && nos[count - 1]! >= this.units.length) this.grow(nos[count - 1]! + 1)
+    const { seen, stamp, stamps, units } = this
+    for (let i = 0; i < count; i++) {
+      const no = nos[i]!
+      const weight = weigh(tfs[i]!, lens[i]!)
+      if (stamps[no] === stamp) units[no]! += weight
+      else {
+        stamps[no] = stamp
+        units[no] = weight
+        seen.push(no)
+      }
+    }
+    return count
   }
 
   /** The scores so far; adding goes on where it was. */
@@ -182,8 +226,9 @@ export const mergeGroups = <A extends { readonly postings: number }>(
 }
 
 /**
- * SQL common table expressions ending in `weighted (term, idf, avgdl)`: the query's terms found in the sources, each
- * with BM25's IDF over the sources, and the sources' average chunk length in lexemes.
+ * SQL common table expressions ending in `weighted (term, df, idf, avgdl)`: the query's terms found in the sources,
+ * each with the number of chunks holding it and BM25's IDF over the sources, and the sources' average chunk length in
+ * lexemes.
  */
 export const weightedTerms = (sql: SqlClient.SqlClient, query: string, sourceIds: ReadonlyArray<string>) =>
   sql`terms AS (
@@ -194,7 +239,7 @@ export const weightedTerms = (sql: SqlClient.SqlClient, query: string, sourceIds
       FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
     ),
     weighted AS (
-      SELECT t.term, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
+      SELECT t.term, sum(l.df) AS df, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
         greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
       FROM terms t
       JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
@@ -458,11 +503,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         let postings = 0
         let yieldAt = postingsPerYield
         for (const segment of segments) {
-          const weigh = weighOf(segment.term)
-          forEachPosting(segment.packed, (no, tf, len) => {
-            accumulator.add(no, weigh(tf, len))
-            postings++
-          })
+          postings += accumulator.addSegment(segment.packed, weighOf(segment.term))
           if (postings >= yieldAt) {
             yieldAt = postings + postingsPerYield
             yield* Effect.yieldNow
@@ -513,35 +554,43 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         withChunks = false
       ) {
         if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 } }
-        // The query's terms found in the sources, each with its IDF there, the sources' average chunk length, how
-        // many postings its segments hold and the segments themselves, but for the most common terms (from the
-        // lowest IDF up, while their IDFs add up to less than a quarter of the highest) with more than
-        // `inlinePostings` postings: those are deferred (MaxScore, below), when at most `maxScoreDepth` are asked.
-        const rows = yield* sql<QueryTerm & { readonly packed: Uint8Array | null }>`
+        // The query's terms found in the sources, each with its IDF there and the sources' average chunk length, and
+        // their segments: how many postings each holds and the postings themselves, but for the most common terms
+        // (from the lowest IDF up, while their IDFs add up to less than a quarter of the highest) found in more than
+        // `inlinePostings` chunks: those are deferred (MaxScore, below), when at most `maxScoreDepth` are asked.
+        const rows = yield* sql<{
+          readonly term: string
+          readonly idf: number
+          readonly avgdl: number
+          readonly postings: number
+          readonly packed: Uint8Array | null
+        }>`
           WITH ${weightedTerms(sql, query, sourceIds)},
           ranked AS (
             SELECT term, sum(idf) OVER (ORDER BY idf, term) < max(idf) OVER () / 4 AS common FROM weighted
-          ),
-          found AS (
-            SELECT w.term, w.idf, w.avgdl, r.common, s.packed,
-              sum(s.postings) OVER (PARTITION BY w.term) AS postings
-            FROM weighted w JOIN ranked r ON r.term = w.term
-            JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}
           )
-          SELECT term, idf, avgdl, postings::int AS postings,
-            CASE WHEN NOT (common AND postings > ${inlinePostings} AND ${limit <= maxScoreDepth})
-              THEN packed END AS packed
-          FROM found`
-        const byTerm = new Map(rows.map((row) => [row.term, row]))
+          SELECT w.term, w.idf, w.avgdl, s.postings,
+            CASE WHEN NOT (r.common AND w.df > ${inlinePostings} AND ${limit <= maxScoreDepth}) THEN s.packed END AS packed
+          FROM weighted w JOIN ranked r ON r.term = w.term
+          JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}`
+        const byTerm = new Map<string, QueryTerm & { readonly deferred: boolean }>()
+        for (const { avgdl, idf, packed, postings, term } of rows) {
+          const seen = byTerm.get(term)?.postings ?? 0
+          byTerm.set(term, { term, idf, avgdl, postings: seen + postings, deferred: packed === null })
+        }
         const terms = [...byTerm.values()]
         const total = terms.reduce((sum, term) => sum + term.postings, 0)
         if (terms.length === 0) return { hits: [], postings: { read: 0, total } }
+        const weighers = new Map<string, (tf: number, len: number) => number>()
         const weighOf = (term: string) => {
-          const { avgdl, idf } = byTerm.get(term)!
-          return (tf: number, len: number) => weightUnits(parameters, avgdl, idf, tf, len)
+          let weigh = weighers.get(term)
+          if (weigh === undefined) {
+            weighers.set(term, weigh = memoizedWeights(parameters, byTerm.get(term)!))
+          }
+          return weigh
         }
         const read = rows.flatMap(({ packed, term }) => packed === null ? [] : [{ term, packed }])
-        const deferred = terms.filter((term) => term.packed === null)
+        const deferred = terms.filter((term) => term.deferred)
         const segmentsOf = (chosen: ReadonlyArray<QueryTerm>) =>
           sql<{ term: string; packed: Uint8Array }>`
             SELECT term, packed FROM lexical_segments

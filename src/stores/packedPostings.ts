@@ -36,6 +36,37 @@ export const forEachPosting = (bytes: Uint8Array, visit: (no: number, tf: number
   }
 }
 
+/**
+ * Decodes a packed segment into `nos`, `tfs` and `lens` (each at least `postingsBound(bytes)` long); returns how many
+ * postings it holds. The scoring loop's reader: no call per posting.
+ */
+export const decodePostings = (bytes: Uint8Array, nos: Int32Array, tfs: Uint8Array, lens: Int32Array): number => {
+  let no = 0
+  let count = 0
+  for (let at = 0; at < bytes.length; count++) {
+    let byte = bytes[at++]!
+    let gap = byte & 127
+    for (let scale = 128; byte >= 128; scale *= 128) {
+      byte = bytes[at++]!
+      gap += (byte & 127) * scale
+    }
+    no += gap
+    nos[count] = no
+    tfs[count] = bytes[at++]!
+    byte = bytes[at++]!
+    let len = byte & 127
+    for (let scale = 128; byte >= 128; scale *= 128) {
+      byte = bytes[at++]!
+      len += (byte & 127) * scale
+    }
+    lens[count] = len
+  }
+  return count
+}
+
+/** The most postings a packed segment of these bytes can hold (each takes at least three bytes). */
+export const postingsBound = (bytes: Uint8Array) => Math.floor(bytes.length / 3)
+
 /** Postings, in chunk-number order, packed. */
 export const pack = (postings: ReadonlyArray<Posting>): Buffer => {
   const bytes: Array<number> = []
