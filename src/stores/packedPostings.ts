@@ -14,28 +14,6 @@ export interface Posting {
   readonly len: number
 }
 
-/** Calls `visit` with each posting of a packed segment. */
-export const forEachPosting = (bytes: Uint8Array, visit: (no: number, tf: number, len: number) => void) => {
-  let no = 0
-  for (let at = 0; at < bytes.length;) {
-    let gap = 0
-    for (let scale = 1;; scale *= 128) {
-      const byte = bytes[at++]!
-      gap += (byte & 127) * scale
-      if (byte < 128) break
-    }
-    no += gap
-    const tf = bytes[at++]!
-    let len = 0
-    for (let scale = 1;; scale *= 128) {
-      const byte = bytes[at++]!
-      len += (byte & 127) * scale
-      if (byte < 128) break
-    }
-    visit(no, tf, len)
-  }
-}
-
 /**
  * Decodes a packed segment into `nos`, `tfs` and `lens` (each at least `postingsBound(bytes)` long); returns how many
  * postings it holds. The scoring loop's reader: no call per posting.
@@ -66,6 +44,14 @@ export const decodePostings = (bytes: Uint8Array, nos: Int32Array, tfs: Uint8Arr
 
 /** The most postings a packed segment of these bytes can hold (each takes at least three bytes). */
 export const postingsBound = (bytes: Uint8Array) => Math.floor(bytes.length / 3)
+
+/** Calls `visit` with each posting of a packed segment. */
+export const forEachPosting = (bytes: Uint8Array, visit: (no: number, tf: number, len: number) => void) => {
+  const bound = postingsBound(bytes)
+  const [nos, tfs, lens] = [new Int32Array(bound), new Uint8Array(bound), new Int32Array(bound)]
+  const count = decodePostings(bytes, nos, tfs, lens)
+  for (let i = 0; i < count; i++) visit(nos[i]!, tfs[i]!, lens[i]!)
+}
 
 /** Postings, in chunk-number order, packed. */
 export const pack = (postings: ReadonlyArray<Posting>): Buffer => {

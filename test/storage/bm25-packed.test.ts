@@ -5,14 +5,7 @@ import type { EngramSettings } from "../../src/config.ts"
 import { SqlClient } from "effect/sql"
 import { exhaustiveBm25 } from "../../scripts/lib/bm25Reference.ts"
 import { LexicalIndex, mergeGroups } from "../../src/stores/LexicalIndex.ts"
-import {
-  decodePostings,
-  forEachPosting,
-  pack,
-  packedAggregate,
-  type Posting,
-  postingsBound
-} from "../../src/stores/packedPostings.ts"
+import { forEachPosting, pack, packedAggregate, type Posting } from "../../src/stores/packedPostings.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, freshSettings, serverLayer, TestServer } from "../support/server.ts"
@@ -308,15 +301,6 @@ for (const engine of engines) {
         const unpacked: Array<Posting> = []
         forEachPosting(Buffer.from(row!.packed, "base64"), (no, tf, len) => unpacked.push({ no, tf, len }))
         assert.deepStrictEqual(unpacked, postings)
-        // The scoring loop's reader gives the same postings, within the bound it promises.
-        const bytes = Buffer.from(row!.packed, "base64")
-        const [nos, tfs, lens] = [new Int32Array(postingsBound(bytes)), new Uint8Array(postingsBound(bytes)),
-          new Int32Array(postingsBound(bytes))]
-        const count = decodePostings(bytes, nos, tfs, lens)
-        assert.deepStrictEqual(
-          Array.from({ length: count }, (_, i) => ({ no: nos[i], tf: tfs[i], len: lens[i] })),
-          postings
-        )
       }))
   })
 }
