@@ -9,7 +9,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import { freePort } from "./lib/freePort.ts"
+import { freePort, untilReady } from "./lib/childService.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const binary = Path.join(root, "dist/engram")
@@ -28,12 +28,7 @@ const timeToReady = async (command: string, args: ReadonlyArray<string>, cwd: st
     env: { PATH: "/usr/bin:/bin", HOME: cwd, ENGRAM_PORT: String(port), ENGRAM_DATA_DIR: dataDir, ENGRAM_EMBED_MODEL_DIR: fixtureModel }
   })
   const exited = new Promise((resolve) => child.on("exit", resolve))
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode}`)
-    const ready = await fetch(`http://127.0.0.1:${port}/api/v1/system/ready`).then((r) => r.status === 200, () => false)
-    if (ready) break
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
+  await untilReady(child, port, command)
   const seconds = (performance.now() - started) / 1000
   child.kill("SIGTERM")
   await exited

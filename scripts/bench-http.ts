@@ -12,7 +12,7 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { freePort } from "./lib/freePort.ts"
+import { freePort, untilReady } from "./lib/childService.ts"
 import { argument, call, percentile, pool, readJsonl, timed, waitForSource } from "./lib/instance.ts"
 import { startCommand } from "./lib/startCommand.ts"
 
@@ -24,7 +24,6 @@ const dataDir = Path.resolve(
 const queryCount = Number(argument("queries") ?? 300)
 const rounds = Number(argument("rounds") ?? 2)
 const profileDir = process.env.CPU_PROFILE_DIR
-
 
 const { env: startEnv, args } = startCommand(root)
 const port = await freePort()
@@ -47,10 +46,7 @@ const child = spawn(process.execPath, [
 const exited = new Promise((resolve) => child.on("exit", resolve))
 try {
   const url = `http://127.0.0.1:${port}`
-  while (!(await fetch(`${url}/api/v1/system/ready`).then((r) => r.status === 200, () => false))) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  await untilReady(child, port, "the service")
   const token: string = (await call(url, "/api/v1/auth/login", { json: { name: "bench-http" } })).access_token
   const name = Path.basename(dataset)
   let source = (await call(url, "/api/v1/sources", { token })).items.find((s: { name: string }) => s.name === name)

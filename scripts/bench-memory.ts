@@ -13,7 +13,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import { freePort } from "./lib/freePort.ts"
+import { freePort, untilReady } from "./lib/childService.ts"
 import { startCommand } from "./lib/startCommand.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -69,12 +69,7 @@ const sample = async (dataDir: string): Promise<Sample> => {
   })
   const exited = new Promise((resolve) => child.on("exit", resolve))
   try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`node ${startArgs.join(" ")} exited with ${child.exitCode}`)
-      const ready = await fetch(`http://127.0.0.1:${port}/api/v1/system/ready`).then((r) => r.status === 200, () => false)
-      if (ready) break
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
+    await untilReady(child, port, `node ${startArgs.join(" ")}`)
     const readySeconds = (performance.now() - started) / 1000
     await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000))
     return { ready: readySeconds, ...memoryOf(child.pid!) }
