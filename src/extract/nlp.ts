@@ -1,9 +1,10 @@
 /**
- * compromise as the rules use it, with three of its own methods made cheaper through its plugin interface (same
- * results): on every match it strips accents from the pattern and parses the pattern again, most of them its own
- * fixed patterns: about a fifth of the rules' time on SciFact abstracts; and its pattern sweep (post-tagger,
- * chunker) is `sweep.ts`, which picks each sentence's candidate patterns from the sentence's words rather than by
- * testing all of the net's hooks against it.
+ * compromise as the rules use it, with four of its own methods made cheaper through its plugin interface (same
+ * results, test/extract/compromise-plugin.test.ts): on every match it strips accents from the pattern and parses the
+ * pattern again, most of them its own fixed patterns: about a fifth of the rules' time on SciFact abstracts; its
+ * pattern sweep (post-tagger, chunker) is `sweep.ts`, which picks each sentence's candidate patterns from an index
+ * of the net rather than by walking the lists of all the sentence's words and tags; and its matcher is skipped for
+ * a pattern whose leading words and tags are found in that order nowhere in the sentence.
  */
 import nlp from "compromise"
 import { sweep } from "./sweep.ts"
@@ -13,9 +14,10 @@ type World = unknown
 interface Methods {
   readonly killUnicode: (text: string, world: World) => string
   readonly parseMatch: (pattern: unknown, options: unknown, world: World) => Array<Token>
+  readonly match: (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Todo, cache?: unknown) => unknown
 }
 
-const { killUnicode, parseMatch } = (nlp.world() as unknown as { readonly methods: { readonly one: Methods } }).methods.one
+const { killUnicode, match, parseMatch } = (nlp.world() as unknown as { readonly methods: { readonly one: Methods } }).methods.one
 const ascii = /^[\x00-\x7f]*$/
 /** Enough for compromise's own patterns and the rules'; patterns built from the text are not kept past it. */
 const maxPatterns = 20_000
@@ -26,10 +28,113 @@ const isEmpty = (options: unknown) => {
   return true
 }
 
+interface Term {
+  readonly id?: unknown
+  readonly text: string
+  readonly normal: string
+  readonly machine: string | null
+  readonly alias?: ReadonlyArray<string>
+  readonly tags: ReadonlySet<string>
+  readonly implicit?: string | null
+  readonly root?: string
+}
+interface Reg {
+  readonly start?: boolean
+  readonly end?: boolean
+  readonly id?: unknown
+  readonly word?: string
+  readonly use?: string
+  readonly fuzzy?: boolean
+  readonly tag?: string
+  readonly optional?: boolean
+  readonly negative?: boolean
+  readonly anything?: boolean
+  readonly greedy?: boolean
+  readonly min?: number
+  readonly max?: number
+  readonly choices?: unknown
+  readonly fastOr?: ReadonlySet<string>
+  readonly pos?: string
+  readonly method?: unknown
+  readonly pre?: unknown
+  readonly post?: unknown
+  readonly regex?: unknown
+  readonly chunk?: unknown
+  readonly switch?: unknown
+  readonly machine?: unknown
+  readonly sense?: unknown
+}
+interface Todo {
+  readonly regs?: ReadonlyArray<Reg>
+}
+
+/**
+ * False only where compromise's term test of a plain word or tag (its `doesMatch`) is false; true where it cannot
+ * tell.
+ */
+const mayMatch = (term: Term, reg: Reg, index: number, length: number): boolean => {
+  if (reg.start === true && index !== 0) return false
+  if (reg.end === true && index !== length - 1) return false
+  if (reg.id !== undefined && reg.id === term.id) return true
+  if (reg.word !== undefined) {
+    if (reg.use !== undefined || reg.fuzzy === true) return true
+    return term.machine === reg.word || reg.word === term.text || reg.word === term.normal ||
+      (term.alias !== undefined && term.alias.includes(reg.word))
+  }
+  if (reg.tag !== undefined) return term.tags.has(reg.tag)
+  if (reg.fastOr !== undefined && !hasOtherTest(reg)) {
+    if (reg.pos !== undefined && !term.tags.has(reg.pos)) return false
+    return reg.fastOr.has(term.root || term.implicit || term.machine || term.normal) || reg.fastOr.has(term.text)
+  }
+  return true
+}
+
+/** The tests compromise makes before a `(a|b)` list's. */
+const hasOtherTest = (reg: Reg) =>
+  reg.method !== undefined || reg.pre !== undefined || reg.post !== undefined || reg.regex !== undefined ||
+  reg.chunk !== undefined || reg.switch !== undefined || reg.machine !== undefined || reg.sense !== undefined
+
+/** A token that must match the next term: not optional, negative, `.`, a block, or greedy to the end. */
+const mustMatch = (reg: Reg) =>
+  reg.optional !== true && reg.negative !== true && reg.anything !== true && reg.choices === undefined &&
+  !(reg.end === true && reg.greedy === true)
+
+/**
+ * False only where compromise's match of `regs` cannot start at `start`: the tokens up to the first that may match
+ * none or several terms each test one term in turn (a contraction's implied word may be skipped: checking stops
+ * there), and one fails.
+ */
+const mayStartAt = (terms: ReadonlyArray<Term>, regs: ReadonlyArray<Reg>, start: number): boolean => {
+  for (let k = 0; k < regs.length && mustMatch(regs[k]!); k++) {
+    const reg = regs[k]!
+    const term = terms[start + k]
+    if (term === undefined) return true
+    if (!mayMatch(term, reg, start + k, terms.length)) return false
+    if (reg.greedy === true || reg.min !== undefined || reg.max !== undefined) return true
+    if (term.implicit !== undefined && term.implicit !== null) return true
+  }
+  return true
+}
+
+const noMatch = () => ({ ptrs: [], byGroup: {} })
+
 nlp.plugin({
   methods: {
     one: {
       bulkMatch: sweep,
+      // Most patterns tried on a sentence (the sweep's candidates) match nowhere, and compromise tries each from
+      // every word (copying the rest of the sentence each time); where no word can start the pattern, the matcher
+      // has nothing to find.
+      match: (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Todo, cache?: unknown) => {
+        const regs = todo.regs
+        if (regs === undefined || regs.length === 0 || !mustMatch(regs[0]!)) return match(docs, todo, cache)
+        for (const terms of docs) {
+          for (let i = 0; i < terms.length; i++) {
+            if (mayStartAt(terms, regs, i)) return match(docs, todo, cache)
+          }
+        }
+        return noMatch()
+      },
       // Its table maps no ASCII character to another one.
       killUnicode: (text: string, world: World) =>
         typeof text === "string" && ascii.test(text) ? text : killUnicode(text, world),

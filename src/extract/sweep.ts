@@ -39,47 +39,92 @@ export interface SweepMethods {
   }
 }
 
-interface HookOrder {
-  readonly keys: ReadonlyArray<string>
-  readonly ranks: ReadonlyMap<string, number>
+/** One pattern as a hook's list holds it: the hook's rank in the net's key order and its place in that list. */
+interface Entry {
+  readonly hook: string
+  readonly rank: number
+  readonly place: number
+  readonly pattern: Pattern
 }
 
-/** Each net's hook keys in the order of `Object.keys`, the order compromise reads them in. */
-const hookOrders = new WeakMap<object, HookOrder>()
-const orderOf = (hooks: Net["hooks"]): HookOrder => {
-  let order = hookOrders.get(hooks)
-  if (order === undefined) {
-    const keys = Object.keys(hooks)
-    order = { keys, ranks: new Map(keys.map((key, rank) => [key, rank])) }
-    hookOrders.set(hooks, order)
+/**
+ * A net indexed by match text. compromise lists a pattern under each of its needs and wants (each list keeping the
+ * first pattern of a match text) and walks the lists of the sentence's words and tags in key order, so a match
+ * text is tried as the pattern of its first entry (by rank, then place) whose hook the sentence has, or not at all
+ * if that one fails its filters. A pattern can pass only with each of its needs present, or, needing nothing, one of
+ * its wants; each match text is found under those words and tags.
+ */
+interface Index {
+  readonly entries: ReadonlyArray<ReadonlyArray<Entry>>
+  readonly byKey: ReadonlyMap<string, ReadonlyArray<number>>
+}
+
+/** The need a sentence has least often, by a guess: a word before a tag, then the tag fewest patterns need. */
+const keyOf = (needs: ReadonlyArray<string>, hooks: Net["hooks"]): string => {
+  let best = needs[0]!
+  const cost = (need: string) => (need.startsWith("#") ? 1_000_000 : 0) + (hooks[need]?.length ?? 0)
+  for (const need of needs) if (cost(need) < cost(best)) best = need
+  return best
+}
+
+const indexes = new WeakMap<object, Index>()
+const indexOf = (hooks: Net["hooks"]): Index => {
+  let index = indexes.get(hooks)
+  if (index !== undefined) return index
+  const texts = new Map<string, number>()
+  const entries: Array<Array<Entry>> = []
+  const byKey = new Map<string, Array<number>>()
+  const file = (key: string, text: number) => {
+    const list = byKey.get(key)
+    if (list === undefined) byKey.set(key, [text])
+    else if (list[list.length - 1] !== text && !list.includes(text)) list.push(text)
   }
-  return order
+  Object.keys(hooks).forEach((hook, rank) => {
+    hooks[hook]!.forEach((pattern, place) => {
+      let text = texts.get(pattern.match)
+      if (text === undefined) {
+        text = entries.length
+        texts.set(pattern.match, text)
+        entries.push([])
+      }
+      entries[text]!.push({ hook, rank, place, pattern })
+      if (pattern.needs.length > 0) file(keyOf(pattern.needs, hooks), text)
+      else for (const want of pattern.wants) file(want, text)
+    })
+  })
+  index = { entries, byKey }
+  indexes.set(hooks, index)
+  return index
+}
+
+/** compromise's filters of a pattern met by a sentence (its trimDown and tooSmall). */
+const passes = (pattern: Pattern, have: ReadonlySet<string>, words: number): boolean => {
+  for (const need of pattern.needs) if (!have.has(need)) return false
+  if (pattern.ifNo !== undefined) for (const no of pattern.ifNo) if (have.has(no)) return false
+  if (pattern.wants.length > 0) {
+    let found = 0
+    for (const want of pattern.wants) if (have.has(want)) found++
+    if (found < pattern.minWant) return false
+  }
+  return words >= pattern.minWords
 }
 
 /** The patterns to try on one sentence, as compromise's getHooks, trimDown and tooSmall choose them. */
-const candidatesOf = (net: Net, order: HookOrder, have: ReadonlySet<string>, words: number): Array<Pattern> => {
-  const ranks: Array<number> = []
+const candidatesOf = (net: Net, index: Index, have: ReadonlySet<string>, words: number): Array<Pattern> => {
+  const found: Array<Entry> = []
+  const looked = new Set<number>()
   for (const item of have) {
-    const rank = order.ranks.get(item)
-    if (rank !== undefined) ranks.push(rank)
-  }
-  ranks.sort((a, b) => a - b)
-  const seen = new Set<string>()
-  const chosen: Array<Pattern> = []
-  for (const rank of ranks) {
-    for (const pattern of net.hooks[order.keys[rank]!]!) {
-      if (seen.has(pattern.match)) continue
-      seen.add(pattern.match)
-      if (!pattern.needs.every((need) => have.has(need))) continue
-      if (pattern.ifNo !== undefined && pattern.ifNo.some((no) => have.has(no))) continue
-      if (pattern.wants.length > 0) {
-        let found = 0
-        for (const want of pattern.wants) if (have.has(want)) found++
-        if (found < pattern.minWant) continue
-      }
-      if (words >= pattern.minWords) chosen.push(pattern)
+    const texts = index.byKey.get(item)
+    if (texts === undefined) continue
+    for (const text of texts) {
+      if (looked.has(text)) continue
+      looked.add(text)
+      const first = index.entries[text]!.find((entry) => have.has(entry.hook))
+      if (first !== undefined && passes(first.pattern, have, words)) found.push(first)
     }
   }
+  found.sort((a, b) => a.rank - b.rank || a.place - b.place)
+  const chosen = found.map((entry) => entry.pattern)
   for (const pattern of net.always) if (words >= pattern.minWords) chosen.push(pattern)
   return chosen
 }
@@ -91,11 +136,11 @@ export const sweep = (
   methods: SweepMethods,
   options: { readonly matchOne?: boolean } = {}
 ): Array<Pattern & { pointer: Array<number> }> => {
-  const order = orderOf(net.hooks)
+  const index = indexOf(net.hooks)
   const caches = methods.one.cacheDoc(document)
   const results: Array<Pattern & { pointer: Array<number> }> = []
   for (let n = 0; n < document.length; n++) {
-    for (const pattern of candidatesOf(net, order, caches[n]!, document[n]!.length)) {
+    for (const pattern of candidatesOf(net, index, caches[n]!, document[n]!.length)) {
       const found = methods.one.match([document[n]!], pattern)
       if (found.ptrs.length === 0) continue
       for (const pointer of found.ptrs) {
