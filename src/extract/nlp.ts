@@ -118,7 +118,33 @@ const mayStartAt = (terms: ReadonlyArray<Term>, regs: ReadonlyArray<Reg>, start:
 
 const noMatch = () => ({ ptrs: [], byGroup: {} })
 
+interface Cloneable {
+  readonly document: ReadonlyArray<ReadonlyArray<Term>>
+  readonly pointer: ReadonlyArray<ReadonlyArray<number>> | undefined
+  readonly _cache: unknown
+  update: (pointer: unknown) => { document: unknown; _cache: unknown }
+}
+
+/**
+ * compromise's `clone`, copying only the sentences the view points into: it copied every sentence of the document
+ * (and a verb phrase's reading clones three times), though what a clone is then changed through is the view's own
+ * sentences; the others are shared with the original.
+ */
+function cloneOwnSentences(this: Cloneable) {
+  const own = this.pointer === undefined || this.pointer === null ? undefined : new Set(this.pointer.map((at) => at[0]))
+  const document = this.document.map((terms, n) =>
+    own !== undefined && !own.has(n) ? terms : terms.map((term) => ({ ...term, tags: new Set(term.tags) }))
+  )
+  const view = this.update(this.pointer)
+  view.document = document
+  view._cache = this._cache
+  return view
+}
+
 nlp.plugin({
+  api: (View: { prototype: Record<string, unknown> }) => {
+    View.prototype.clone = cloneOwnSentences
+  },
   methods: {
     one: {
       bulkMatch: sweep,

@@ -2,7 +2,8 @@
  * src/extract/nlp.ts replaces compromise's pattern sweep and puts a quick test in front of its matcher. Both must
  * find exactly what compromise's own methods find: here they run side by side on the tagged sentences of the
  * repository's fixtures (news, meeting notes, chat, the conversation logs) and of sentences written to reach the
- * matcher's corners (contractions, slashes, hyphens, quotes, possessives, numbers).
+ * matcher's corners (contractions, slashes, hyphens, quotes, possessives, numbers). Its `clone` copies only the
+ * sentences a view points into: what compromise reads of verb phrases through clones must not change.
  */
 import nlpBare from "compromise"
 import * as Fs from "node:fs"
@@ -20,6 +21,8 @@ interface World {
 // compromise's own methods, taken before the plugin replaces them.
 const bareWorld = nlpBare.world() as unknown as World
 const original = { ...bareWorld.methods.one }
+const View = Object.getPrototypeOf(nlpBare("")).constructor as { prototype: Record<string, unknown> }
+const bareClone = View.prototype.clone
 // The post-tagger's patterns as written: building a net parses them in place, so this test builds its own from a copy.
 const postTaggerPatterns = structuredClone(bareWorld.model.two.matches)
 const { default: nlp } = await import("../../src/extract/nlp.ts")
@@ -112,5 +115,29 @@ describe("compromise through the plugin", () => {
       }
     }
     expect(found).toBeGreaterThan(100)
+  })
+
+  it("reads verb phrases through its clones as compromise's own clone does", () => {
+    type Parsed = { readonly verbs: () => { readonly json: () => unknown } }
+    let verbs = 0
+    for (const text of texts) {
+      const parsed = nlp(text) as unknown as Parsed
+      const bare = () => {
+        const clone = View.prototype.clone
+        View.prototype.clone = bareClone
+        try {
+          return parsed.verbs().json()
+        } finally {
+          View.prototype.clone = clone
+        }
+      }
+      const before = bare()
+      const ours = parsed.verbs().json()
+      expect(ours, text).toEqual(before)
+      // Nor did reading them through the shared sentences change the document.
+      expect(bare(), text).toEqual(before)
+      verbs += (ours as ReadonlyArray<unknown>).length
+    }
+    expect(verbs).toBeGreaterThan(1000)
   })
 })
