@@ -2,10 +2,10 @@
  * compromise's pattern sweep (`methods.one.bulkMatch`, its `sweep/methods/sweep`), the step its post-tagger and
  * chunker spend their time in, with the same patterns tried in the same order. compromise picks a sentence's
  * candidate patterns by testing every one of the net's hook words and tags (thousands) against the sentence and
- * concatenating their lists; here the sentence's own words and tags are looked up instead, in the net's hook order.
- * What follows is compromise's: the first pattern of each match text is kept, then dropped unless the sentence has
- * all its needs, none of its `ifNo` and enough of its wants; the net's always-patterns are added; patterns longer
- * than the sentence are dropped; each is matched, in that order.
+ * concatenating their lists; here the match texts filed under the sentence's own words and tags in an index of the
+ * net are looked up instead (`Index`). The choice is compromise's: the first pattern of each match text in its lists'
+ * order, dropped unless the sentence has all its needs, none of its `ifNo` and enough of its wants; the net's
+ * always-patterns added; patterns longer than the sentence dropped; each matched, in that order.
  */
 
 export interface SweepTerm {
@@ -77,7 +77,7 @@ const indexOf = (hooks: Net["hooks"]): Index => {
   const file = (key: string, text: number) => {
     const list = byKey.get(key)
     if (list === undefined) byKey.set(key, [text])
-    else if (list[list.length - 1] !== text && !list.includes(text)) list.push(text)
+    else if (!list.includes(text)) list.push(text)
   }
   Object.keys(hooks).forEach((hook, rank) => {
     hooks[hook]!.forEach((pattern, place) => {
