@@ -100,17 +100,27 @@ const mustMatch = (reg: Reg) =>
   !(reg.end === true && reg.greedy === true)
 
 /**
- * False only where compromise's match of `regs` cannot start at `start`: the tokens up to the first that may match
- * none or several terms each test one term in turn (a contraction's implied word may be skipped: checking stops
- * there), and one fails.
+ * How many of a match's leading tokens each test one term in turn: those that must match, up to the first that
+ * may match several terms (greedy or counted), which is the last.
  */
-const mayStartAt = (terms: ReadonlyArray<Term>, regs: ReadonlyArray<Reg>, start: number): boolean => {
-  for (let k = 0; k < regs.length && mustMatch(regs[k]!); k++) {
-    const reg = regs[k]!
+const leadingOf = (regs: ReadonlyArray<Reg>): number => {
+  let count = 0
+  while (count < regs.length && mustMatch(regs[count]!)) {
+    const reg = regs[count++]!
+    if (reg.greedy === true || reg.min !== undefined || reg.max !== undefined) break
+  }
+  return count
+}
+
+/**
+ * False only where compromise's match of `regs` cannot start at `start`: one of its `leading` tokens fails its term
+ * (checking stops at a contraction's implied word, which the matcher may skip).
+ */
+const mayStartAt = (terms: ReadonlyArray<Term>, regs: ReadonlyArray<Reg>, leading: number, start: number) => {
+  for (let k = 0; k < leading; k++) {
     const term = terms[start + k]
     if (term === undefined) return true
-    if (!mayMatch(term, reg, start + k, terms.length)) return false
-    if (reg.greedy === true || reg.min !== undefined || reg.max !== undefined) return true
+    if (!mayMatch(term, regs[k]!, start + k, terms.length)) return false
     if (term.implicit !== undefined && term.implicit !== null) return true
   }
   return true
@@ -153,10 +163,11 @@ nlp.plugin({
       // has nothing to find.
       match: (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Todo, cache?: unknown) => {
         const regs = todo.regs
-        if (regs === undefined || regs.length === 0 || !mustMatch(regs[0]!)) return match(docs, todo, cache)
+        const leading = regs === undefined ? 0 : leadingOf(regs)
+        if (leading === 0) return match(docs, todo, cache)
         for (const terms of docs) {
           for (let i = 0; i < terms.length; i++) {
-            if (mayStartAt(terms, regs, i)) return match(docs, todo, cache)
+            if (mayStartAt(terms, regs!, leading, i)) return match(docs, todo, cache)
           }
         }
         return noMatch()
