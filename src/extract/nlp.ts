@@ -1,10 +1,11 @@
 /**
- * compromise as the rules use it, with four of its own methods made cheaper through its plugin interface (same
+ * compromise as the rules use it, with five of its own methods made cheaper through its plugin interface (same
  * results, test/extract/compromise-plugin.test.ts): on every match it strips accents from the pattern and parses the
  * pattern again, most of them its own fixed patterns: about a fifth of the rules' time on SciFact abstracts; its
  * pattern sweep (post-tagger, chunker) is `sweep.ts`, which picks each sentence's candidate patterns from an index
- * of the net rather than by walking the lists of all the sentence's words and tags; and its matcher is skipped for
- * a pattern whose leading words and tags are found in that order nowhere in the sentence.
+ * of the net rather than by walking the lists of all the sentence's words and tags; its matcher is skipped for a
+ * pattern whose leading words and tags are found in that order nowhere in the sentence; and its `clone` copies
+ * only the sentences the view points into.
  */
 import nlp from "compromise"
 import { sweep } from "./sweep.ts"
