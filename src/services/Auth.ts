@@ -37,6 +37,8 @@ export interface Session {
 }
 
 const issuer = "engram"
+/** How many verified tokens are remembered (a few hundred bytes each). */
+const verifiedTokenLimit = 4096
 
 /** ENGRAM_JWT_SECRET, or a random secret generated once and kept in the data directory (mode 0600). */
 const loadSigningKey = Effect.gen(function*() {
@@ -169,6 +171,32 @@ export class Auth extends Context.Service<Auth, {
         return yield* issue(created.user)
       })
 
+      /**
+       * Tokens verified before, by their text, with their subject and expiry (seconds), oldest first: a client sends
+       * the same token with every request, and its signature and claims need checking once. At most
+       * `verifiedTokenLimit` are kept; the expiry is checked on every use.
+       */
+      const verified = new Map<string, { readonly subject: string; readonly expires: number }>()
+      const verifiedSubject = (token: string, now: number) => {
+        const known = verified.get(token)
+        if (known !== undefined && known.expires > Math.floor(now / 1000)) return Effect.succeed(known.subject)
+        verified.delete(token)
+        return Effect.tryPromise({
+          try: () =>
+            jwtVerify(token, key, {
+              algorithms: ["HS256"],
+              issuer,
+              requiredClaims: ["sub", "iat", "exp"],
+              currentDate: new Date(now)
+            }),
+          catch: tokenFailure
+        }).pipe(Effect.map(({ payload }) => {
+          if (verified.size >= verifiedTokenLimit) verified.delete(verified.keys().next().value!)
+          verified.set(token, { subject: payload.sub!, expires: payload.exp! })
+          return payload.sub!
+        }))
+      }
+
       const authenticate = Effect.fn("Auth.authenticate")(function*(token: Redacted.Redacted<string>) {
         const raw = Redacted.value(token)
         if (raw === "") {
@@ -178,17 +206,8 @@ export class Auth extends Context.Service<Auth, {
           })
         }
         const now = yield* Clock.currentTimeMillis
-        const { payload } = yield* Effect.tryPromise({
-          try: () =>
-            jwtVerify(raw, key, {
-              algorithms: ["HS256"],
-              issuer,
-              requiredClaims: ["sub", "iat", "exp"],
-              currentDate: new Date(now)
-            }),
-          catch: tokenFailure
-        })
-        const stored = yield* users.findById(UserId.make(payload.sub!))
+        const subject = yield* verifiedSubject(raw, now)
+        const stored = yield* users.findById(UserId.make(subject))
         if (Option.isNone(stored)) {
           return yield* new AuthError({ reason: "token_user_unknown", message: "The token's user no longer exists" })
         }
