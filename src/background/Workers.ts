@@ -6,6 +6,7 @@ import * as Os from "node:os"
 import { EngramConfig } from "../config.ts"
 import { Embedder } from "../adapters/Embedder.ts"
 import { type JobRow, Jobs } from "../stores/Jobs.ts"
+import { LexicalIndex } from "../stores/LexicalIndex.ts"
 import { Lifecycle } from "../stores/Lifecycle.ts"
 import { Pipeline } from "./Pipeline.ts"
 import { VectorIndex } from "../stores/VectorIndex.ts"
@@ -17,9 +18,10 @@ export class Workers extends Context.Service<Workers, {
   readonly stop: Effect.Effect<void>
 }>()("engram/Workers") {
   /**
-   * ENGRAM_WORKER_CONCURRENCY loops claim jobs (none in the api role); a run's outcome is settled by the Lifecycle
-   * (permanent failures fail at once, transient ones retry with backoff up to ENGRAM_JOB_MAX_ATTEMPTS, a shutdown
-   * hands the job back). At start, rows an older release left disagreeing are repaired first.
+   * ENGRAM_WORKER_CONCURRENCY loops claim jobs (none in the api role) and compact BM25's index while there is none;
+   * a run's outcome is settled by the Lifecycle (permanent failures fail at once, transient ones retry with backoff
+   * up to ENGRAM_JOB_MAX_ATTEMPTS, a shutdown hands the job back). At start, rows an older release left disagreeing
+   * are repaired first.
    */
   static readonly layer = Layer.effect(
     Workers,
@@ -28,6 +30,7 @@ export class Workers extends Context.Service<Workers, {
       const jobs = yield* Jobs
       const lifecycle = yield* Lifecycle
       const pipeline = yield* Pipeline
+      const lexical = yield* LexicalIndex
       const running = yield* Ref.make(0)
       const leaseSeconds = settings.jobLeaseSeconds
       const processId = `${Os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
@@ -81,7 +84,11 @@ export class Workers extends Context.Service<Workers, {
                 Effect.catchCause((cause) => Effect.logError("settling a job failed", cause))
               )
             } else {
-              yield* restore(Queue.take(jobs.wakeups).pipe(Effect.timeoutOption("1 second")))
+              // No job: BM25's index is compacted a step at a time, then the queue looked at again.
+              const compacted = yield* restore(lexical.compactStep).pipe(
+                Effect.catchCause((cause) => Effect.logWarning("compacting the BM25 index failed", cause).pipe(Effect.as(false)))
+              )
+              if (!compacted) yield* restore(Queue.take(jobs.wakeups).pipe(Effect.timeoutOption("1 second")))
             }
           })
         ))

@@ -1,5 +1,5 @@
-import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Effect, Layer, Semaphore } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
 import { decodePostings, forEachPosting, pack, packedAggregate, type Posting, postingsBound } from "./packedPostings.ts"
 import { searchable, type SearchableChunk, searchableChunkColumns } from "./Searchable.ts"
 
@@ -17,6 +17,15 @@ const mergeFanIn = 8
  * them in the service's memory, and a document can fill the classes of a thousand terms at once.
  */
 const postingsPerMerge = 262_144
+
+/**
+ * Postings one compaction transaction rewrites at most (a term with more is compacted alone): on the embedded
+ * database nothing else is answered while it runs.
+ */
+const postingsPerCompaction = 16_384
+
+/** Segments one step of compaction's planning looks at, at most: the statement reads their terms' other segments too. */
+const segmentsPerPlan = 4096
 
 /** Scores are counted in whole units of 2^-30 (see `weightUnits`). */
 const unit = 2 ** 30
@@ -225,6 +234,22 @@ export const mergeGroups = <A extends { readonly postings: number }>(
   return groups
 }
 
+/** A term of a source that has more than one segment, as compaction plans it. */
+interface CompactedTerm {
+  readonly term: string
+  readonly segments: number
+  readonly postings: number
+  readonly largest: number
+  /** bigint ids read as text */
+  readonly largest_id: string
+}
+
+/** Whether compaction leaves the term's largest segment as it is: it outweighs the rest `mergeFanIn` times. */
+const keepsLargest = (term: CompactedTerm) => term.largest > mergeFanIn * (term.postings - term.largest)
+
+/** The postings compaction rewrites for the term. */
+const rewritten = (term: CompactedTerm) => keepsLargest(term) ? term.postings - term.largest : term.postings
+
 /**
  * SQL common table expressions ending in `weighted (term, df, idf, avgdl)`: the query's terms found in the sources,
  * each with the number of chunks holding it and BM25's IDF over the sources, and the sources' average chunk length in
@@ -278,6 +303,14 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
     parameters: Bm25Parameters,
     withChunks?: boolean
   ) => Effect.Effect<ReadonlyArray<LexicalHit>>
+  /**
+   * One step of compaction, for when there is no other work: planning (the terms of up to `segmentsPerPlan` segments
+   * written since the last look, every segment the first time) or compacting one planned group of terms in a
+   * transaction of its own. A term's segments become one, or two when its largest holds more than `mergeFanIn` times
+   * the rest (the rest merged, the largest left as it is): search reads at most two rows per term, and a compaction
+   * rewrites at most `mergeFanIn` + 1 times the term's postings outside its largest segment. Whether it did anything.
+   */
+  readonly compactStep: Effect.Effect<boolean>
   /** `search`, and how many postings it read of the query's terms' postings in the sources. */
   readonly searchMeasured: (
     query: string,
@@ -355,19 +388,25 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       })
 
       /** The full classes merged: each one's segments replaced by one, without the postings of numbers that left search. */
-      const mergeClasses = Effect.fnUntraced(function*(
+      const mergeClasses = (sourceId: string, full: ReadonlyArray<{ readonly term: string; readonly size: number }>) =>
+        rewrite(
+          sourceId,
+          sql<{ term: string; packed: Uint8Array }>`
+            DELETE FROM lexical_segments s
+            USING unnest(${full.map((row) => row.term)}::text[], ${full.map((row) => row.size)}::int[]) AS f (term, size)
+            WHERE s.source_id = ${sourceId} AND s.term = f.term AND ${sizeClass} = f.size
+            RETURNING s.term, s.packed`
+        )
+
+      /** The segments `removed` takes out written back as one per term, without the postings of numbers that left search. */
+      const rewrite = Effect.fnUntraced(function*(
         sourceId: string,
-        full: ReadonlyArray<{ readonly term: string; readonly size: number }>
+        removed: Effect.Effect<ReadonlyArray<{ readonly term: string; readonly packed: Uint8Array }>, SqlError.SqlError>
       ) {
-        const removed = yield* sql<{ term: string; packed: Uint8Array }>`
-          DELETE FROM lexical_segments s
-          USING unnest(${full.map((row) => row.term)}::text[], ${full.map((row) => row.size)}::int[]) AS f (term, size)
-          WHERE s.source_id = ${sourceId} AND s.term = f.term AND ${sizeClass} = f.size
-          RETURNING s.term, s.packed`
         const byTerm = new Map<string, Array<Posting>>()
         let low = Number.MAX_SAFE_INTEGER
         let high = 0
-        for (const segment of removed) {
+        for (const segment of yield* removed) {
           const postings = byTerm.get(segment.term) ?? []
           byTerm.set(segment.term, postings)
           forEachPosting(segment.packed, (no, tf, len) => {
@@ -376,6 +415,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             high = Math.max(high, no)
           })
         }
+        if (byTerm.size === 0) return
         const dead = new Set((yield* sql<{ no: number }>`
           SELECT no FROM lexical_dead WHERE source_id = ${sourceId} AND no BETWEEN ${low} AND ${high}`)
           .map((row) => row.no))
@@ -389,6 +429,75 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           FROM unnest(${merged.map((m) => m.term)}::text[], ${merged.map((m) => m.kept.length)}::int[],
             ${merged.map((m) => pack(m.kept).toString("base64"))}::text[]) AS u (term, postings, packed)`
       })
+
+      /** Segment ids up to this one were looked at by compaction's planning; the groups it planned and not yet compacted. */
+      let plannedUpTo = 0
+      const planned: Array<{ readonly sourceId: string; readonly terms: ReadonlyArray<CompactedTerm> }> = []
+      const compacting = yield* Semaphore.make(1)
+
+      const planCompaction = Effect.fnUntraced(function*() {
+        const [row] = yield* sql<{ last: string | null }>`
+          SELECT coalesce(
+            (SELECT id FROM lexical_segments WHERE id > ${plannedUpTo} ORDER BY id OFFSET ${segmentsPerPlan - 1} LIMIT 1),
+            (SELECT max(id) FROM lexical_segments WHERE id > ${plannedUpTo})
+          )::text AS last`
+        if (row?.last == null) return false
+        const last = Number(row.last)
+        const terms = yield* sql<CompactedTerm & { readonly source_id: string }>`
+          SELECT s.source_id, s.term, count(*)::int AS segments, sum(s.postings)::int AS postings,
+            max(s.postings) AS largest, (array_agg(s.id ORDER BY s.postings DESC, s.id))[1]::text AS largest_id
+          FROM lexical_segments s
+          JOIN (
+            SELECT DISTINCT source_id, term FROM lexical_segments WHERE id > ${plannedUpTo} AND id <= ${last}
+          ) touched ON touched.source_id = s.source_id AND touched.term = s.term
+          GROUP BY s.source_id, s.term HAVING count(*) > 1
+          ORDER BY s.source_id, s.term`
+        plannedUpTo = last
+        const bySource = new Map<string, Array<CompactedTerm>>()
+        for (const { source_id, ...term } of terms) {
+          // A large segment beside a little rest stays; merging the rest is enough (and two segments are left).
+          if (keepsLargest(term) && term.segments === 2) continue
+          const ofSource = bySource.get(source_id)
+          if (ofSource === undefined) bySource.set(source_id, [term])
+          else ofSource.push(term)
+        }
+        for (const [sourceId, ofSource] of bySource) {
+          const costed = ofSource.map((term) => ({ ...term, postings: rewritten(term) }))
+          for (const group of mergeGroups(costed, postingsPerCompaction)) planned.push({ sourceId, terms: group })
+        }
+        return true
+      })
+
+      /** The terms' segments compacted, those whose term is still in search locked first (in term order, as `count`). */
+      const compactGroup = (sourceId: string, terms: ReadonlyArray<CompactedTerm>) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const locked = new Set((yield* sql<{ term: string }>`
+            SELECT term FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${terms.map((t) => t.term)}::text[])
+            ORDER BY term FOR UPDATE`).map((row) => row.term))
+          const chosen = terms.filter((term) => locked.has(term.term))
+          if (chosen.length === 0) return
+          // The segment each term keeps as it is; 0, which no segment has, where all are merged.
+          const kept = chosen.map((term) => keepsLargest(term) ? term.largest_id : "0")
+          yield* rewrite(
+            sourceId,
+            sql<{ term: string; packed: Uint8Array }>`
+              DELETE FROM lexical_segments s
+              USING unnest(${chosen.map((term) => term.term)}::text[], ${kept}::bigint[]) AS f (term, kept)
+              WHERE s.source_id = ${sourceId} AND s.term = f.term AND s.id <> f.kept
+              RETURNING s.term, s.packed`
+          )
+        }))
+
+      const compactStep = compacting.withPermitsIfAvailable(1)(Effect.gen(function*() {
+        const next = planned.shift()
+        if (next === undefined) return yield* planCompaction()
+        yield* compactGroup(next.sourceId, next.terms)
+        return true
+      })).pipe(
+        Effect.map((done) => done._tag === "Some" && done.value),
+        Effect.orDie,
+        Effect.withSpan("LexicalIndex.compactStep")
+      )
 
       const count = Effect.fn("LexicalIndex.count")(function*(documentId: string, sign: 1 | -1) {
         // Entering search, the chunks get numbers never used before: postings packed under an earlier number (this
@@ -661,7 +770,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         withChunks = false
       ) => Effect.map(searchMeasured(query, sourceIds, limit, parameters, withChunks), ({ hits }) => hits)
 
-      return LexicalIndex.of({ count, measure, search, searchMeasured })
+      return LexicalIndex.of({ count, measure, search, searchMeasured, compactStep })
     })
   )
 

@@ -134,6 +134,50 @@ const mostSegments = (sql: SqlClient.SqlClient) =>
     (rows) => rows[0]!.most
   )
 
+/** The most segments any term in search has, over all its size classes. */
+const mostPerTerm = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    sql<{ most: number }>`
+      SELECT coalesce(max(n), 0)::int AS most FROM (
+        SELECT count(*) AS n FROM lexical_segments JOIN lexical_terms USING (source_id, term) GROUP BY source_id, term
+      ) s`.pipe(Effect.orDie),
+    (rows) => rows[0]!.most
+  )
+
+/** Each term in search with three postings or more: its segments replaced by one of all but its last two, and one each for those. */
+const fragment = (sql: SqlClient.SqlClient) =>
+  sql.withTransaction(Effect.gen(function*() {
+    const removed = yield* sql<{ source_id: string; term: string; packed: string }>`
+      DELETE FROM lexical_segments s USING lexical_terms t
+      WHERE t.source_id = s.source_id AND t.term = s.term AND t.df >= 3
+      RETURNING s.source_id, s.term, encode(s.packed, 'base64') AS packed`
+    const byTerm = new Map<string, { sourceId: string; term: string; postings: Array<Posting> }>()
+    for (const row of removed) {
+      const key = `${row.source_id}/${row.term}`
+      const entry = byTerm.get(key) ?? { sourceId: row.source_id, term: row.term, postings: [] }
+      byTerm.set(key, entry)
+      forEachPosting(Buffer.from(row.packed, "base64"), (no, tf, len) => entry.postings.push({ no, tf, len }))
+    }
+    for (const { postings, sourceId, term } of byTerm.values()) {
+      postings.sort((a, b) => a.no - b.no)
+      const pieces = [postings.slice(0, -2), postings.slice(-2, -1), postings.slice(-1)].filter((p) => p.length > 0)
+      for (const piece of pieces) {
+        yield* sql`
+          INSERT INTO lexical_segments (source_id, term, postings, packed)
+          VALUES (${sourceId}, ${term}, ${piece.length}, decode(${pack(piece).toString("base64")}, 'base64'))`
+      }
+    }
+  })).pipe(Effect.orDie)
+
+/** Waits (two minutes at most) until idle workers have left every term in search in one or two segments. */
+const untilCompacted = (sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
+    for (let waited = 0; (yield* mostPerTerm(sql)) > 2; waited += 100) {
+      assert.isBelow(waited, 120_000, "the index was not compacted")
+      yield* Effect.sleep("100 millis")
+    }
+  })
+
 const removeDocument = (url: string, token: string, document: { readonly sourceId: string; readonly id: string }) =>
   Effect.map(
     request(url, `/api/v1/sources/${document.sourceId}/documents/${document.id}`, { method: "DELETE", token }),
@@ -201,10 +245,13 @@ describe("BM25 over packed postings", () => {
               }
               yield* check(yield* compareToExhaustive(index, random, word, sources))
               assert.isBelow(yield* mostSegments(index.sql), 8)
-              // Segments merged since then (more postings than one document gives) hold no number that left search.
+              // Idle workers compact the index: every term in search ends in one or two segments, search still exact.
+              yield* untilCompacted(index.sql)
+              yield* check(yield* compareToExhaustive(index, random, word, sources))
+              // Segments written since then (merged, compacted or a new document's) hold no number that left search.
               const remerged = yield* index.sql<{ packed: string; source_id: string }>`
                 SELECT encode(packed, 'base64') AS packed, source_id FROM lexical_segments
-                WHERE id > ${mark!.id} AND postings >= 8`.pipe(Effect.orDie)
+                WHERE id > ${mark!.id}`.pipe(Effect.orDie)
               const dead = new Set((yield* index.sql<{ key: string }>`
                 SELECT source_id || '/' || no AS key FROM lexical_dead`.pipe(Effect.orDie)).map((row) => row.key))
               assert.isAbove(remerged.length, 0)
@@ -227,6 +274,28 @@ describe("BM25 over packed postings", () => {
               const pause = yield* act(url, token, documents[2]!, "pause")
               assert.strictEqual(pause.status, 200, pause.text)
               yield* check(yield* compareToExhaustive(index, random, word, sources))
+
+              // An index in many segments, as ingestion leaves it before workers are idle: each term's postings in
+              // one segment but its last two, one segment each. Compaction (one step at a time, as idle workers run
+              // it) leaves each term in search in one segment, or two where the first outweighs the rest 8 times.
+              yield* fragment(index.sql)
+              assert.isAbove(yield* mostPerTerm(index.sql), 2)
+              let steps = 0
+              while (yield* index.lexical.compactStep) steps++
+              assert.isAbove(steps, 0)
+              const shapes = yield* index.sql<{ segments: number; postings: number; largest: number }>`
+                SELECT count(*)::int AS segments, sum(postings)::int AS postings, max(postings) AS largest
+                FROM lexical_segments JOIN lexical_terms USING (source_id, term) GROUP BY source_id, term`
+                .pipe(Effect.orDie)
+              for (const shape of shapes) {
+                assert.isAtMost(shape.segments, 2)
+                if (shape.segments === 2) assert.isAbove(shape.largest, 8 * (shape.postings - shape.largest))
+              }
+              assert.isTrue(shapes.some((shape) => shape.segments === 2))
+              assert.isTrue(shapes.some((shape) => shape.segments === 1 && shape.postings >= 3))
+              yield* check(yield* compareToExhaustive(index, random, word, sources))
+              assert.isFalse(yield* index.lexical.compactStep)
+
               // A database from before the packed postings: migration 16 undone, then run again at the next start.
               yield* index.sql`DROP TABLE lexical_segments`.pipe(Effect.orDie)
               yield* index.sql`DROP TABLE lexical_dead`.pipe(Effect.orDie)
