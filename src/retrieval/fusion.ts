@@ -43,58 +43,146 @@ export const fuseRankings = (lists: ReadonlyArray<RankedList>, k = 60): Array<Fu
     .map(([id, entry]) => ({ id, score: entry.score, contributions: entry.contributions }))
 }
 
-/** Word ids fit in 17 bits, so a trigram's three ids make one exact number below 2^51. */
-const idBits = 2 ** 17
-/** Texts under three words are one shingle, the words' text as a whole, numbered above every trigram. */
-const shortBase = 2 ** 51
-
-/** A text's shingles, sorted and distinct: numbers, or the trigrams' text where words outnumber the ids. */
-type Shingles = Float64Array | ReadonlyArray<string>
-
 const ascii = /^[\x00-\x7f]*$/
-/** An ASCII text's words are its runs of ASCII letters and digits (NFKC leaves ASCII as it is). */
-const wordsOf = (text: string) =>
-  (ascii.test(text)
-    ? text.toLowerCase().match(/[a-z0-9]+/g)
-    : text.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu)) ?? []
 
 /**
- * A text's word trigrams (of `words`, lower case, NFKC), each as one number from the ids `ids` gives its words (one
- * map for all the texts compared, so equal trigrams are equal numbers); undefined once the ids run out of 17 bits.
+ * A word as two 32-bit FNV-1a hashes of its UTF-16 code units (different offset bases), so a trigram of three words
+ * can be numbered with 53 bits (below).
  */
-const shingleNumbers = (words: ReadonlyArray<string>, ids: Map<string, number>): Float64Array | undefined => {
-  if (words.length === 0) return new Float64Array(0)
-  const idOf = (word: string) => {
-    let id = ids.get(word)
-    if (id === undefined) ids.set(word, id = ids.size)
-    return id
-  }
-  if (words.length < 3) {
-    const id = idOf(words.join(" "))
-    return id >= idBits ? undefined : Float64Array.of(shortBase + id)
-  }
-  const numbers = new Float64Array(words.length - 2)
-  let a = idOf(words[0]!)
-  let b = idOf(words[1]!)
-  for (let i = 2; i < words.length; i++) {
-    const c = idOf(words[i]!)
-    numbers[i - 2] = (a * idBits + b) * idBits + c
-    a = b
-    b = c
-  }
-  if (ids.size > idBits) return undefined
-  numbers.sort()
-  let distinct = 0
-  for (let i = 0; i < numbers.length; i++) if (i === 0 || numbers[i] !== numbers[distinct - 1]) numbers[distinct++] = numbers[i]!
-  return numbers.subarray(0, distinct)
+const fnvPrime = 16777619
+const basisA = 2166136261
+const basisB = 3735928559
+
+/** Mixes three 32-bit word hashes, in order, into one 32-bit hash (multiplications and shifts of murmur3's finaliser). */
+const mix3 = (a: number, b: number, c: number) => {
+  let k = Math.imul(a, 0x9e3779b1) ^ b
+  k = Math.imul(k ^ (k >>> 15), 0x85ebca77) ^ c
+  k = Math.imul(k ^ (k >>> 13), 0xc2b2ae3d)
+  return (k ^ (k >>> 16)) >>> 0
 }
 
-/** The same shingles as text (the trigram's words, or the words of a shorter text, joined by spaces). */
-const shingleTexts = (words: ReadonlyArray<string>): ReadonlyArray<string> => {
-  if (words.length < 3) return words.length === 0 ? [] : [words.join(" ")]
-  const set = new Set<string>()
-  for (let i = 0; i + 3 <= words.length; i++) set.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`)
-  return [...set].sort()
+/** Whether a code point above ASCII is a letter or a number (the texts' words are runs of those). */
+const letterOrNumber = /^[\p{L}\p{N}]$/u
+
+/** The words' hash pairs of the text last read by `wordHashes` (reused: read at once by `shinglesOf`). */
+let hashesA = new Uint32Array(1024)
+let hashesB = new Uint32Array(1024)
+
+/**
+ * Reads the text's words into `hashesA`/`hashesB`, in order, and answers how many there are: the runs of letters
+ * and digits of its lower case NFKC form (ASCII text is read as it is, with upper case folded: NFKC leaves ASCII
+ * alone), read code unit by code unit.
+ */
+const wordHashes = (text: string): number => {
+  // Upper case is folded here in ASCII text only: what NFKC makes of a lower case letter stays as it is made.
+  const folds = ascii.test(text)
+  const source = folds ? text : text.toLowerCase().normalize("NFKC")
+  if (hashesA.length < (source.length >> 1) + 1) {
+    hashesA = new Uint32Array((source.length >> 1) + 1)
+    hashesB = new Uint32Array(hashesA.length)
+  }
+  let count = 0
+  let ha = basisA
+  let hb = basisB
+  let inWord = false
+  for (let i = 0; i < source.length; i++) {
+    let c = source.charCodeAt(i)
+    if (c < 128) {
+      if (folds && c >= 65 && c <= 90) c += 32
+      if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+        ha = Math.imul(ha ^ c, fnvPrime)
+        hb = Math.imul(hb ^ c, fnvPrime)
+        inWord = true
+        continue
+      }
+    } else {
+      const point = source.codePointAt(i)!
+      if (letterOrNumber.test(String.fromCodePoint(point))) {
+        ha = Math.imul(ha ^ c, fnvPrime)
+        hb = Math.imul(hb ^ c, fnvPrime)
+        if (point > 0xffff) {
+          i++
+          ha = Math.imul(ha ^ source.charCodeAt(i), fnvPrime)
+          hb = Math.imul(hb ^ source.charCodeAt(i), fnvPrime)
+        }
+        inWord = true
+        continue
+      }
+      if (point > 0xffff) i++
+    }
+    if (inWord) {
+      hashesA[count] = ha
+      hashesB[count++] = hb
+      ha = basisA
+      hb = basisB
+      inWord = false
+    }
+  }
+  if (inWord) {
+    hashesA[count] = ha
+    hashesB[count++] = hb
+  }
+  return count
+}
+
+/**
+ * A text's shingles: its word trigrams, each one number of 53 bits (two independent 32-bit mixes of the three
+ * words' hashes, 32 and 21 bits of them), or for a text under three words one number for all of it. Two different
+ * shingles share a number with odds of about 2^-53; a search compares a few thousand. `values` are the distinct
+ * ones in no order, `table` holds them for lookups (open addressing by their low bits, NaN where empty).
+ */
+interface Shingles {
+  readonly values: Float64Array
+  readonly table: Float64Array
+}
+
+const shinglesOf = (text: string): Shingles => {
+  const count = wordHashes(text)
+  const a = hashesA
+  const b = hashesB
+  const numbers = new Float64Array(count === 0 ? 0 : Math.max(1, count - 2))
+  if (count > 0 && count < 3) {
+    const [x, y] = count === 1 ? [a[0]!, b[0]!] : [mix3(a[0]!, a[1]!, 1), mix3(b[0]!, b[1]!, 1)]
+    numbers[0] = mix3(x, 2, 2) * 2 ** 21 + (mix3(y, 2, 2) >>> 11)
+  }
+  for (let i = 2; i < count; i++) {
+    numbers[i - 2] = mix3(a[i - 2]!, a[i - 1]!, a[i]!) * 2 ** 21 + (mix3(b[i - 2]!, b[i - 1]!, b[i]!) >>> 11)
+  }
+  const table = new Float64Array(2 ** Math.ceil(Math.log2(2 * numbers.length + 2))).fill(NaN)
+  const mask = table.length - 1
+  let distinct = 0
+  for (const value of numbers) {
+    let at = (value >>> 0) & mask
+    while (!Number.isNaN(table[at]!) && table[at] !== value) at = (at + 1) & mask
+    if (Number.isNaN(table[at]!)) {
+      table[at] = value
+      numbers[distinct++] = value
+    }
+  }
+  return { values: numbers.subarray(0, distinct), table }
+}
+
+/** Whether `value` is one of the shingles. */
+const holds = ({ table }: Shingles, value: number) => {
+  const mask = table.length - 1
+  for (let at = (value >>> 0) & mask; !Number.isNaN(table[at]!); at = (at + 1) & mask) if (table[at] === value) return true
+  return false
+}
+
+/** The `count` smallest values (the prefix of prefix filtering, in the order of the numbers). */
+const smallest = (values: Float64Array, count: number): Float64Array => {
+  if (count >= values.length) return values
+  const kept = new Float64Array(count).fill(Infinity)
+  for (const value of values) {
+    if (value >= kept[count - 1]!) continue
+    let at = count - 1
+    while (at > 0 && kept[at - 1]! > value) {
+      kept[at] = kept[at - 1]!
+      at--
+    }
+    kept[at] = value
+  }
+  return kept
 }
 
 /** Whether sets of `a` and `b` items can reach a Jaccard similarity of `threshold` at all (by their sizes alone). */
@@ -104,18 +192,11 @@ const sizesAllow = (a: number, b: number, threshold: number) =>
 const jaccard = (a: number, b: number, shared: number, threshold: number) =>
   (a === 0 && b === 0) || shared / (a + b - shared) >= threshold
 
-/** Items shared by two sorted, distinct arrays of the same kind. */
-const sharedSorted = (a: Shingles, b: Shingles) => {
-  let shared = 0
-  for (let i = 0, j = 0; i < a.length && j < b.length;) {
-    if (a[i] === b[j]) {
-      shared++
-      i++
-      j++
-    } else if (a[i]! < b[j]!) i++
-    else j++
-  }
-  return shared
+/** Shingles the two texts share. */
+const shared = (a: Shingles, b: Shingles) => {
+  let count = 0
+  for (const value of a.values) if (holds(b, value)) count++
+  return count
 }
 
 /**
@@ -123,64 +204,29 @@ const sharedSorted = (a: Shingles, b: Shingles) => {
  * same passage stored twice (two uploads, overlapping chunks) does not fill the results. Returns the kept
  * items in order, each with the ids it absorbed: an item joins the first kept item it is a near duplicate of.
  * Stops once `limit` items are kept: the items after the last kept one are not read.
- * Only kept items that share a trigram with an item's first few are compared with it (prefix filtering: two
- * sets with Jaccard ≥ t share one of the first |S| − ⌈t·|S|⌉ + 1 items of each, in any one order of all trigrams;
- * |S| − ⌊t·|S|⌋ + 2 are taken, which also covers rounding). Trigrams are numbered from per-call word ids; with more
- * distinct words than the ids can hold, the collapse starts again over the trigrams' text.
+ * A kept item is counted against only when the sizes allow the threshold and it holds one of the item's first few
+ * trigrams (prefix filtering: two sets with Jaccard ≥ t share one of the first |S| − ⌈t·|S|⌉ + 1 items of each, in
+ * any one order of all trigrams, here the numbers' own; |S| − ⌊t·|S|⌋ + 2 are taken, which also covers rounding).
  */
 export const collapseNearDuplicates = <T extends { readonly id: string; readonly text: string }>(
   items: ReadonlyArray<T>,
   threshold = 0.9,
   limit = Infinity
 ): Array<T & { readonly duplicates: ReadonlyArray<string> }> => {
-  const ids = new Map<string, number>()
-  return collapseWith(items, threshold, limit, (text) => shingleNumbers(wordsOf(text), ids)) ??
-    collapseWith(items, threshold, limit, (text) => shingleTexts(wordsOf(text)))!
-}
-
-/** The collapse with each text's shingles from `shinglesOf`; undefined when it gives up on a text. */
-const collapseWith = <T extends { readonly id: string; readonly text: string }>(
-  items: ReadonlyArray<T>,
-  threshold: number,
-  limit: number,
-  shinglesOf: (text: string) => Shingles | undefined
-): Array<T & { readonly duplicates: ReadonlyArray<string> }> | undefined => {
   const kept: Array<{ item: T; shingles: Shingles; duplicates: Array<string> }> = []
-  // Kept items by the shingles of their prefixes; the first kept item without shingles.
-  const byPrefix = new Map<number | string, Array<number>>()
-  let keptEmpty = -1
-  const prefixOf = (shingles: Shingles) =>
-    shingles.slice(0, Math.min(shingles.length, shingles.length - Math.floor(threshold * shingles.length) + 2))
   for (const item of items) {
     if (kept.length >= limit) break
     const own = shinglesOf(item.text)
-    if (own === undefined) return undefined
-    let twin = own.length === 0 ? keptEmpty : -1
-    if (own.length > 0) {
-      const candidates = new Set<number>()
-      for (const shingle of prefixOf(own)) for (const at of byPrefix.get(shingle) ?? []) candidates.add(at)
-      for (const at of [...candidates].sort((a, b) => a - b)) {
-        const other = kept[at]!.shingles
-        if (
-          sizesAllow(other.length, own.length, threshold) &&
-          jaccard(other.length, own.length, sharedSorted(other, own), threshold)
-        ) {
-          twin = at
-          break
-        }
-      }
-    }
-    if (twin !== -1) {
-      kept[twin]!.duplicates.push(item.id)
-      continue
-    }
-    if (own.length === 0) keptEmpty = kept.length
-    for (const shingle of prefixOf(own)) {
-      const list = byPrefix.get(shingle)
-      if (list === undefined) byPrefix.set(shingle, [kept.length])
-      else list.push(kept.length)
-    }
-    kept.push({ item, shingles: own, duplicates: [] })
+    const size = own.values.length
+    const prefix = smallest(own.values, Math.min(size, size - Math.floor(threshold * size) + 2))
+    const twin = kept.find(({ shingles: other }) =>
+      size === 0
+        ? other.values.length === 0
+        : sizesAllow(other.values.length, size, threshold) && prefix.some((value) => holds(other, value)) &&
+          jaccard(other.values.length, size, shared(own, other), threshold)
+    )
+    if (twin !== undefined) twin.duplicates.push(item.id)
+    else kept.push({ item, shingles: own, duplicates: [] })
   }
   return kept.map(({ item, duplicates }) => ({ ...item, duplicates }))
 }

@@ -81,13 +81,14 @@ describe("fusion", () => {
       assert.deepStrictEqual(order, [...order].sort((x, y) => x - y))
     }))
 
-  it.effect("collapsing equals comparing every kept item, on generated near-duplicates, short texts and a vocabulary too large to number", () =>
+  it.effect("collapsing equals comparing every kept item, on generated near-duplicates, short texts and a large vocabulary", () =>
     Effect.sync(() => {
       const next = mulberry32(7)
       const pick = <A>(items: ReadonlyArray<A>) => items[Math.floor(next() * items.length)]!
-      // Texts of ASCII only (split by the service on ASCII letters and digits) and texts with other letters alike.
+      // Texts of ASCII only (read by the service code unit by code unit) and texts with other letters alike (also
+      // letters outside the basic plane, and a letter NFKC turns into an upper case ASCII one).
       const vocabulary = ["cell", "Cells", "the", "of", "T-cell", "β", "ﬁbrosis", "Zoë", "2024", "a", "mouse", "MICE", "in", "RNA",
-        "IL_6", "don't", "3.5", "x\ty"]
+        "IL_6", "don't", "3.5", "x\ty", "𝒜lpha", "alpha", "ALPHA", "x😀y", "Ǆemal"]
       const sentence = (length: number) => Array.from({ length }, () => pick(vocabulary)).join(pick([" ", ", ", ". ", "-"]))
       const edit = (text: string) => {
         const words = text.split(" ")
@@ -117,7 +118,7 @@ describe("fusion", () => {
       }
       assert.strictEqual(compared, 400)
       assert.isAbove(absorbed, 300)
-      // More distinct words than trigram numbers can hold: the texts' trigrams are compared instead.
+      // 105,000 distinct words, 150 texts and 50 near-duplicates of them.
       const many = Array.from({ length: 200 }, (_, i) => ({
         id: String(i),
         text: Array.from({ length: 700 }, (_, w) => `w${i % 150}x${w}`).join(" ")
