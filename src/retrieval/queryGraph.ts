@@ -49,6 +49,26 @@ const stopWords = new Set([
  * and "until X" end at X's start, "after X" and "since X" start at X's end (or start for since).
  */
 export const queryCues = (query: string, now: Date, readDates: DateReader): QueryCues => {
+  // The names are read when asked for: a query the graph does not answer needs none.
+  let names: ReadonlyArray<string> | undefined
+  const cues = { get names() { return names ??= nameCandidates(query) } }
+  const asks = asking.test(query)
+  const found = timeIn(query, now, readDates)
+  if (found === null) return Object.assign(cues, { asks, time: null, anchor: anchorIn(query) })
+  const { start, end } = found
+  const before = query.slice(0, found.index).toLowerCase().match(/\b(before|until|till|prior to|after|since)\s*$/)?.[1]
+  const time = before === "after"
+    ? { start: end.toISOString(), end: null }
+    : before === "since"
+    ? { start: start.toISOString(), end: null }
+    : before !== undefined
+    ? { start: null, end: start.toISOString() }
+    : { start: start.toISOString(), end: end.toISOString() }
+  return Object.assign(cues, { asks, time: { ...time, text: found.text }, anchor: null })
+}
+
+/** The query's word n-grams (1 to 4 words, not beginning or ending with a stop word), normalised as entity keys. */
+const nameCandidates = (query: string): ReadonlyArray<string> => {
   const words = query.split(/[^\p{L}\p{N}'’.&-]+/u).map((w) => w.replace(/^[.'’-]+|[.'’-]+$/g, "")).filter((w) => w !== "")
   const names = new Set<string>()
   for (let size = 1; size <= 4; size++) {
@@ -59,19 +79,7 @@ export const queryCues = (query: string, now: Date, readDates: DateReader): Quer
       if (key.length >= 2 && !/^\d+$/.test(key)) names.add(key)
     }
   }
-  const asks = asking.test(query)
-  const found = timeIn(query, now, readDates)
-  if (found === null) return { asks, names: [...names], time: null, anchor: anchorIn(query) }
-  const { start, end } = found
-  const before = query.slice(0, found.index).toLowerCase().match(/\b(before|until|till|prior to|after|since)\s*$/)?.[1]
-  const time = before === "after"
-    ? { start: end.toISOString(), end: null }
-    : before === "since"
-    ? { start: start.toISOString(), end: null }
-    : before !== undefined
-    ? { start: null, end: start.toISOString() }
-    : { start: start.toISOString(), end: end.toISOString() }
-  return { asks, names: [...names], time: { ...time, text: found.text }, anchor: null }
+  return [...names]
 }
 
 /** "before the merger", "after its acquisition", "since the launch": the side and the kinds of the event. */
