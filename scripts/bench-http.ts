@@ -5,7 +5,8 @@
  * extraction off; the corpus of a BEIR dataset is ingested through the API into DIR (default: a folder in the
  * system's temporary directory) once, and reused by later runs: compare builds on one corpus. Then, for each of the
  * split's first queries, one after another: GET /system/health (the no-op), a lexical and a multi search at top 10 —
- * one warm-up round and `--rounds` measured; p50 of each and the ratios.
+ * one warm-up round and `--rounds` measured, each request timed from its sending to the last byte of its response
+ * (the client's JSON work outside); p50 of each and the ratios.
  * With CPU_PROFILE_DIR set the service writes V8 CPU profiles of its threads there.
  */
 import { spawn } from "node:child_process"
@@ -68,16 +69,33 @@ try {
     .filter((query: { _id: string }) => judged.has(query._id))
     .slice(0, queryCount)
     .map((query: { text: string }) => query.text)
-  const search = (query: string, strategy: string) => () =>
-    call(url, "/api/v1/search", { token, json: { query, strategy, top_k: 10, source_ids: [source.id] } })
+  // Each request is timed alike, to the last byte of its response: the request's body is made before and the
+  // response is checked after (200, and a search's results).
+  const exchange = async (path: string, body?: string) => {
+    const init = body === undefined
+      ? {}
+      : { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body }
+    let status = 0
+    let text = ""
+    const took = await timed(async () => {
+      const response = await fetch(url + path, init)
+      status = response.status
+      text = await response.text()
+    })
+    if (status !== 200) throw new Error(`${path}: ${status} ${text}`)
+    if (body !== undefined && !Array.isArray(JSON.parse(text).results)) throw new Error(`${path}: no results in ${text}`)
+    return took
+  }
+  const search = (query: string, strategy: string) =>
+    exchange("/api/v1/search", JSON.stringify({ query, strategy, top_k: 10, source_ids: [source.id] }))
   const health: Array<number> = []
   const lexical: Array<number> = []
   const multi: Array<number> = []
   for (let round = 0; round <= rounds; round++) {
     for (const query of queries) {
-      const h = await timed(() => fetch(`${url}/api/v1/system/health`).then((response) => response.text()))
-      const l = await timed(search(query, "lexical"))
-      const m = await timed(search(query, "multi"))
+      const h = await exchange("/api/v1/system/health")
+      const l = await search(query, "lexical")
+      const m = await search(query, "multi")
       if (round === 0) continue
       health.push(h)
       lexical.push(l)
