@@ -45,6 +45,13 @@ const stopWords = new Set([
 ])
 
 /**
+ * Whether the graph answers a query: a question or request, or a query with a time. A statement or keyword query
+ * without a time could only have chunks naming its entities re-weighed, which BM25 has ranked already (on SciFact's
+ * claims that only added noise).
+ */
+export const answersQuery = (cues: QueryCues) => cues.asks || cues.time !== null || cues.anchor !== null
+
+/**
  * The entity-name candidates and the time of a query. Time expressions are resolved against `now`; "before X"
  * and "until X" end at X's start, "after X" and "since X" start at X's end (or start for since).
  */

@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { editDistance, fuzzLimit, queryCues, type QueryCues } from "../retrieval/queryGraph.ts"
+import { answersQuery, editDistance, fuzzLimit, queryCues, type QueryCues } from "../retrieval/queryGraph.ts"
 import { searchable } from "../stores/Searchable.ts"
 
 export interface GraphHit {
@@ -62,8 +62,11 @@ interface EventRow {
  *   start of a sentence), so such words in a query do not pull in unrelated events.
  */
 export class GraphSearch extends Context.Service<GraphSearch, {
+  /** What the graph reads from a query (its time now), before any source is looked at. */
+  readonly cues: (query: string) => Effect.Effect<QueryCues>
+  /** The list for a query's cues; empty, without a statement, unless `answersQuery(cues)`. */
   readonly search: (
-    query: string,
+    cues: QueryCues,
     sourceIds: ReadonlyArray<string>,
     limit: number
   ) => Effect.Effect<GraphList>
@@ -181,16 +184,16 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             : { start: (event.time_end ?? event.time_start).toISOString(), end: null, text: anchor.text }
         })
 
+      const cues = Effect.fn("GraphSearch.cues")(function*(query: string) {
+        return queryCues(query, new Date(yield* Clock.currentTimeMillis), (yield* chrono).parse)
+      })
+
       const search = Effect.fn("GraphSearch.search")(function*(
-        query: string,
+        cues: QueryCues,
         sourceIds: ReadonlyArray<string>,
         limit: number
       ) {
-        if (sourceIds.length === 0) return { hits: [], confidence: 0 }
-        const cues = queryCues(query, new Date(yield* Clock.currentTimeMillis), (yield* chrono).parse)
-        // A statement or keyword query without a time: the graph could only re-weigh chunks naming its entities,
-        // which BM25 has ranked already (on SciFact's claims that only added noise).
-        if (!cues.asks && cues.time === null && cues.anchor === null) return { hits: [], confidence: 0 }
+        if (sourceIds.length === 0 || !answersQuery(cues)) return { hits: [], confidence: 0 }
         const matched = yield* matchEntities(cues.names, sourceIds)
         const directWeights = yield* weigh(matched, sourceIds)
         const direct = mostSpecific(directWeights)
@@ -296,7 +299,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
         return { hits, confidence }
       }, Effect.orDie)
 
-      return GraphSearch.of({ search })
+      return GraphSearch.of({ cues, search })
     })
   )
 }

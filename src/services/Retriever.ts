@@ -7,7 +7,8 @@ import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } fro
 import { Embedder } from "../adapters/Embedder.ts"
 import { Erasure } from "../stores/Erasure.ts"
 import { GraphSearch } from "./GraphSearch.ts"
-import { LexicalIndex } from "../stores/LexicalIndex.ts"
+import { type LexicalHit, LexicalIndex } from "../stores/LexicalIndex.ts"
+import { answersQuery } from "../retrieval/queryGraph.ts"
 import { Reranker } from "../adapters/Reranker.ts"
 import { type IndexedModel, VectorIndex } from "../stores/VectorIndex.ts"
 import { searchable, type SearchableChunk, searchableChunkColumns } from "../stores/Searchable.ts"
@@ -191,11 +192,20 @@ export class Retriever extends Context.Service<Retriever, {
 
       const searchOnce = Effect.fn("Retriever.search")(function*(input: SearchInput) {
         const started = yield* Clock.currentTimeMillis
-        // The caller's sources and the vector index's state are independent: asked at once.
-        const [sourceIds, dense] = yield* Effect.all([
-          resolveSources(input.owner, input.sourceIds),
-          input.strategy === "lexical" ? Effect.undefined : denseStatus
-        ], { concurrency: "unbounded" })
+        const cues = input.strategy === "multi" && input.graph !== false ? yield* graph.cues(input.query) : undefined
+        // Sources named in the request are checked to be the caller's by BM25's first statement when that is the
+        // search's first statement (no vector list, no question for the graph): one round trip less. Otherwise the
+        // caller's sources and the vector index's state are asked first, at once.
+        const named = input.sourceIds === undefined ? [] : [...new Set(input.sourceIds)]
+        const lexicalFirst = named.length > 0 && input.strategy !== "vector" && (cues === undefined || !answersQuery(cues))
+        const dense = lexicalFirst && input.strategy === "multi" ? yield* denseStatus : undefined
+        let unchecked = lexicalFirst && (dense === undefined || Option.isNone(dense.model))
+        const [sourceIds, denseState] = unchecked
+          ? [named, dense]
+          : yield* Effect.all([
+            resolveSources(input.owner, input.sourceIds),
+            input.strategy === "lexical" ? Effect.undefined : dense === undefined ? denseStatus : Effect.succeed(dense)
+          ], { concurrency: "unbounded" })
         const notices: Array<string> = []
         const candidates = Math.max(minimumCandidates, input.topK * candidatesPer)
         const lists: Array<RankedList> = []
@@ -205,25 +215,47 @@ export class Retriever extends Context.Service<Retriever, {
         let lexicalDepth = 0
         // BM25's list alone is the results: its chunks are read with it (`withChunks`) and kept here.
         const known = new Map<string, SearchableChunk>()
-        const lexicalHits = (depth: number, withChunks = false) =>
-          lexical.search(input.query, sourceIds, depth, { k1: settings.bm25K1, b: settings.bm25B }, withChunks).pipe(
-            Effect.map((hits) =>
-              hits.map((hit) => {
-                if (hit.chunk !== undefined) known.set(hit.chunkId, hit.chunk)
-                return { id: hit.chunkId, score: hit.score }
-              })
-            )
-          )
+        const parameters = { k1: settings.bm25K1, b: settings.bm25B }
+        const lexicalHits = (depth: number, withChunks = false): Effect.Effect<
+          ReadonlyArray<{ readonly id: string; readonly score: number }>,
+          RetrieverFailure
+        > =>
+          Effect.gen(function*() {
+            let hits: ReadonlyArray<LexicalHit>
+            if (unchecked) {
+              unchecked = false
+              const first = yield* lexical.searchMeasured(
+                input.query,
+                { ids: sourceIds, owner: input.owner },
+                depth,
+                parameters,
+                withChunks
+              )
+              // A named source is not the caller's: refused as when asked first (404), else (it became theirs
+              // meanwhile) asked again.
+              if (first.owned < sourceIds.length) {
+                yield* resolveSources(input.owner, input.sourceIds)
+                return yield* lexicalHits(depth, withChunks)
+              }
+              hits = first.hits
+            } else {
+              hits = yield* lexical.search(input.query, sourceIds, depth, parameters, withChunks)
+            }
+            return hits.map((hit) => {
+              if (hit.chunk !== undefined) known.set(hit.chunkId, hit.chunk)
+              return { id: hit.chunkId, score: hit.score }
+            })
+          })
 
         if (sourceIds.length > 0) {
-          const model = dense !== undefined && Option.isSome(dense.model) ? dense.model.value : undefined
-          if (dense !== undefined && model === undefined) {
+          const model = denseState !== undefined && Option.isSome(denseState.model) ? denseState.model.value : undefined
+          if (denseState !== undefined && model === undefined) {
             if (input.strategy === "vector") {
               return yield* Effect.fail(
-                new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: dense.reason ?? "unavailable" } })
+                new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: denseState.reason ?? "unavailable" } })
               )
             }
-            notices.push(`dense retrieval is unavailable, results come from the other lists: ${dense.reason}`)
+            notices.push(`dense retrieval is unavailable, results come from the other lists: ${denseState.reason}`)
           }
           const withLexical = input.strategy !== "vector"
           // Beside a vector list, BM25's depth is fusion's: the lists are asked at once. Without one, it depends
@@ -232,9 +264,7 @@ export class Retriever extends Context.Service<Retriever, {
             model === undefined
               ? Effect.undefined
               : vectorList(model, input.query, sourceIds, input.strategy === "vector" ? input.topK : candidates),
-            input.strategy === "multi" && input.graph !== false
-              ? graph.search(input.query, sourceIds, candidates)
-              : Effect.undefined,
+            cues === undefined ? Effect.undefined : graph.search(cues, sourceIds, candidates),
             model !== undefined && withLexical ? lexicalHits(candidates) : Effect.undefined
           ], { concurrency: "unbounded" })
           if (vectorHits !== undefined) {

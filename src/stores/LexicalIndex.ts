@@ -1,5 +1,5 @@
 import { Context, Effect, Layer, Semaphore } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import { decodePostings, forEachPosting, pack, packedAggregate, type Posting, postingsBound } from "./packedPostings.ts"
 import { searchable, type SearchableChunk, searchableChunkColumns } from "./Searchable.ts"
 
@@ -234,6 +234,9 @@ export const mergeGroups = <A extends { readonly postings: number }>(
   return groups
 }
 
+/** Sources to search: their ids, or ids with the user they must belong to (see `searchMeasured`). */
+export type SearchedSources = ReadonlyArray<string> | { readonly ids: ReadonlyArray<string>; readonly owner: string }
+
 /** A term of a source that has more than one segment, as compaction plans it. */
 interface CompactedTerm {
   readonly term: string
@@ -253,25 +256,37 @@ const rewritten = (term: CompactedTerm) => keepsLargest(term) ? term.postings - 
 /**
  * SQL common table expressions ending in `weighted (term, df, idf, avgdl)`: the query's terms found in the sources,
  * each with the number of chunks holding it and BM25's IDF over the sources, and the sources' average chunk length in
- * lexemes.
+ * lexemes. `searched`: the sources' ids, or SQL that follows `source_id IN` (a subquery).
  */
-export const weightedTerms = (sql: SqlClient.SqlClient, query: string, sourceIds: ReadonlyArray<string>) =>
-  sql`terms AS (
+export const weightedTerms = (
+  sql: SqlClient.SqlClient,
+  query: string,
+  searched: ReadonlyArray<string> | Statement.Fragment
+) => {
+  const sources = isFragment(searched) ? searched : sql.in(searched)
+  return sql`terms AS (
       SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
     ),
     stats AS (
       SELECT coalesce(sum(chunk_count), 0)::float8 AS n, coalesce(sum(total_length), 0)::float8 AS total
-      FROM lexical_stats WHERE source_id IN ${sql.in(sourceIds)}
+      FROM lexical_stats WHERE source_id IN ${sources}
     ),
     weighted AS (
       SELECT t.term, sum(l.df) AS df, ln(1 + (stats.n - sum(l.df) + 0.5) / (sum(l.df) + 0.5))::float8 AS idf,
         greatest(stats.total / greatest(stats.n, 1), 1)::float8 AS avgdl
       FROM terms t
-      JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sql.in(sourceIds)}
+      JOIN lexical_terms l ON l.term = t.term AND l.source_id IN ${sources}
       CROSS JOIN stats
       GROUP BY t.term, stats.n, stats.total
       HAVING sum(l.df) > 0
     )`
+}
+
+const isFragment = (value: ReadonlyArray<string> | Statement.Fragment): value is Statement.Fragment =>
+  !Array.isArray(value)
+
+const isOwned = (sources: SearchedSources): sources is { readonly ids: ReadonlyArray<string>; readonly owner: string } =>
+  !Array.isArray(sources)
 
 /**
  * BM25 over Postgres full-text lexemes (English stemming and stop words). Each chunk's lexemes are written with the
@@ -311,16 +326,22 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
    * rewrites at most `mergeFanIn` + 1 times the term's postings outside its largest segment. Whether it did anything.
    */
   readonly compactStep: Effect.Effect<boolean>
-  /** `search`, and how many postings it read of the query's terms' postings in the sources. */
+  /**
+   * `search`, and how many postings it read of the query's terms' postings in the sources. The sources may be given
+   * with the user they must belong to: its first statement then reads only those of them that are the owner's and
+   * counts them (`owned`); when that is fewer than the distinct ids, nothing more is read and there are no hits.
+   */
   readonly searchMeasured: (
     query: string,
-    sourceIds: ReadonlyArray<string>,
+    sources: SearchedSources,
     limit: number,
     parameters: Bm25Parameters,
     withChunks?: boolean
   ) => Effect.Effect<{
     readonly hits: ReadonlyArray<LexicalHit>
     readonly postings: { readonly read: number; readonly total: number }
+    /** How many of the distinct source ids were searched: all, or the owner's. */
+    readonly owned: number
   }>
 }>()("engram/LexicalIndex") {
   /**
@@ -657,39 +678,54 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
 
       const searchMeasured = Effect.fn("LexicalIndex.search")(function*(
         query: string,
-        sourceIds: ReadonlyArray<string>,
+        sources: SearchedSources,
         limit: number,
         parameters: Bm25Parameters,
         withChunks = false
       ) {
-        if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 } }
+        const sourceIds = [...new Set(isOwned(sources) ? sources.ids : sources)]
+        if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 }, owned: 0 }
+        // The sources read: the ids, or those of them that are the owner's (counted by the statement).
+        const searched = isOwned(sources)
+          ? sql`(SELECT id FROM sources WHERE owner_id = ${sources.owner} AND id IN ${sql.in(sourceIds)})`
+          : sql`${sql.in(sourceIds)}`
         // The query's terms found in the sources, each with its IDF there and the sources' average chunk length, and
         // their segments: how many postings each holds and the postings themselves, but for the most common terms
         // (from the lowest IDF up, while their IDFs add up to less than a quarter of the highest) found in more than
         // `inlinePostings` chunks: those are deferred (MaxScore, below), when at most `maxScoreDepth` are asked.
+        // Always one row at least, for the count of the sources searched.
         const rows = yield* sql<{
-          readonly term: string
+          readonly owned: number
+          readonly term: string | null
           readonly idf: number
           readonly avgdl: number
           readonly postings: number
           readonly packed: Uint8Array | null
         }>`
-          WITH ${weightedTerms(sql, query, sourceIds)},
+          WITH ${weightedTerms(sql, query, searched)},
           ranked AS (
             SELECT term, sum(idf) OVER (ORDER BY idf, term) < max(idf) OVER () / 4 AS common FROM weighted
+          ),
+          found AS (
+            SELECT w.term, w.idf, w.avgdl, s.postings,
+              CASE WHEN NOT (r.common AND w.df > ${inlinePostings} AND ${limit <= maxScoreDepth}) THEN s.packed END AS packed
+            FROM weighted w JOIN ranked r ON r.term = w.term
+            JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${searched}
           )
-          SELECT w.term, w.idf, w.avgdl, s.postings,
-            CASE WHEN NOT (r.common AND w.df > ${inlinePostings} AND ${limit <= maxScoreDepth}) THEN s.packed END AS packed
-          FROM weighted w JOIN ranked r ON r.term = w.term
-          JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${sql.in(sourceIds)}`
+          SELECT ${isOwned(sources) ? sql`(SELECT count(*) FROM ${searched} AS o (id))` : sourceIds.length}::int AS owned,
+            found.*
+          FROM (SELECT 1) AS one LEFT JOIN found ON true`
+        const owned = rows[0]?.owned ?? 0
+        if (owned < sourceIds.length) return { hits: [], postings: { read: 0, total: 0 }, owned }
         const byTerm = new Map<string, QueryTerm & { readonly deferred: boolean }>()
         for (const { avgdl, idf, packed, postings, term } of rows) {
+          if (term === null) continue
           const seen = byTerm.get(term)?.postings ?? 0
           byTerm.set(term, { term, idf, avgdl, postings: seen + postings, deferred: packed === null })
         }
         const terms = [...byTerm.values()]
         const total = terms.reduce((sum, term) => sum + term.postings, 0)
-        if (terms.length === 0) return { hits: [], postings: { read: 0, total } }
+        if (terms.length === 0) return { hits: [], postings: { read: 0, total }, owned }
         const weighers = new Map<string, (tf: number, len: number) => number>()
         const weighOf = (term: string) => {
           let weigh = weighers.get(term)
@@ -698,7 +734,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           }
           return weigh
         }
-        const read = rows.flatMap(({ packed, term }) => packed === null ? [] : [{ term, packed }])
+        const read = rows.flatMap(({ packed, term }) => packed === null || term === null ? [] : [{ term, packed }])
         const deferred = terms.filter((term) => term.deferred)
         const segmentsOf = (chosen: ReadonlyArray<QueryTerm>) =>
           sql<{ term: string; packed: Uint8Array }>`
@@ -713,7 +749,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             hits: hits.map(({ chunk, id, units }): LexicalHit =>
               chunk === undefined ? { chunkId: id, score: units / unit } : { chunkId: id, score: units / unit, chunk }
             ),
-            postings: { read: postingsRead, total }
+            postings: { read: postingsRead, total },
+            owned
           }))
         if (deferred.length === 0) {
           const scored = accumulator.scored()

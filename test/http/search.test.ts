@@ -267,6 +267,36 @@ for (const engine of engines) {
           // BM25 alone is the result: asked again deeper when near-duplicates thin it.
           yield* collapsesAndFills(url, token, ["multi"])
         }))
+
+      it.effect("named sources must be the caller's, also where BM25's first statement checks them", () =>
+        Effect.gen(function*() {
+          const { url } = yield* TestServer
+          const owner = yield* login(url, "Owner Olga")
+          const mine = yield* createSource(url, owner)
+          const accepted = yield* ingestText(url, owner, mine, "ducks", corpus.ducks)
+          yield* waitForDocument(url, owner, mine, accepted.body.id)
+          const intruder = yield* login(url, "Intruder Ivo")
+          const theirs = yield* createSource(url, intruder)
+          // A word of the text, no word of it, and a question (the graph's: the sources are asked first).
+          for (const query of ["ducks", "zzqxv", "Where are the ducks?"]) {
+            for (const strategy of ["lexical", "multi"]) {
+              for (const sourceIds of [[mine], [theirs, mine], [mine, theirs]]) {
+                const refused = yield* search(url, intruder, { query, strategy, source_ids: sourceIds })
+                assert.strictEqual(refused.status, 404, `${strategy} "${query}" ${sourceIds.length}`)
+                assert.strictEqual(refused.body.error.code, "source_not_found")
+                assert.include(refused.body.error.message, mine)
+              }
+              const own = yield* search(url, owner, { query, strategy, source_ids: [mine, mine] })
+              assert.strictEqual(own.status, 200, own.text)
+              assert.deepStrictEqual(own.body.searched_source_ids, [mine])
+              const found = own.body.results.map((result: { document_id: string }) => result.document_id)
+              assert.deepStrictEqual(found, query === "zzqxv" ? [] : [accepted.body.id])
+              const both = yield* search(url, intruder, { query, strategy, source_ids: [theirs] })
+              assert.strictEqual(both.status, 200, both.text)
+              assert.deepStrictEqual(both.body.results, [])
+            }
+          }
+        }))
     }
   )
 }
