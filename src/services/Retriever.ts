@@ -193,18 +193,18 @@ export class Retriever extends Context.Service<Retriever, {
       const searchOnce = Effect.fn("Retriever.search")(function*(input: SearchInput) {
         const started = yield* Clock.currentTimeMillis
         const cues = input.strategy === "multi" && input.graph !== false ? yield* graph.cues(input.query) : undefined
-        // Sources named in the request are checked to be the caller's by BM25's first statement when that is the
-        // search's first statement (no vector list, no question for the graph): one round trip less. Otherwise the
-        // caller's sources and the vector index's state are asked first, at once.
+        // Where BM25's first statement is the search's first (no vector list, no question for the graph), it checks
+        // that the sources the request names are the caller's: one round trip less. Otherwise the caller's sources
+        // and the vector index's state are asked first, at once.
         const named = input.sourceIds === undefined ? [] : [...new Set(input.sourceIds)]
-        const lexicalFirst = named.length > 0 && input.strategy !== "vector" && (cues === undefined || !answersQuery(cues))
-        const dense = lexicalFirst && input.strategy === "multi" ? yield* denseStatus : undefined
-        let unchecked = lexicalFirst && (dense === undefined || Option.isNone(dense.model))
-        const [sourceIds, denseState] = unchecked
-          ? [named, dense]
+        const bm25First = named.length > 0 && input.strategy !== "vector" && (cues === undefined || !answersQuery(cues))
+        const early = bm25First && input.strategy === "multi" ? yield* denseStatus : undefined
+        let unchecked = bm25First && (early === undefined || Option.isNone(early.model))
+        const [sourceIds, dense] = unchecked
+          ? [named, early]
           : yield* Effect.all([
             resolveSources(input.owner, input.sourceIds),
-            input.strategy === "lexical" ? Effect.undefined : dense === undefined ? denseStatus : Effect.succeed(dense)
+            input.strategy === "lexical" ? Effect.undefined : early === undefined ? denseStatus : Effect.succeed(early)
           ], { concurrency: "unbounded" })
         const notices: Array<string> = []
         const candidates = Math.max(minimumCandidates, input.topK * candidatesPer)
@@ -248,14 +248,14 @@ export class Retriever extends Context.Service<Retriever, {
           })
 
         if (sourceIds.length > 0) {
-          const model = denseState !== undefined && Option.isSome(denseState.model) ? denseState.model.value : undefined
-          if (denseState !== undefined && model === undefined) {
+          const model = dense !== undefined && Option.isSome(dense.model) ? dense.model.value : undefined
+          if (dense !== undefined && model === undefined) {
             if (input.strategy === "vector") {
               return yield* Effect.fail(
-                new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: denseState.reason ?? "unavailable" } })
+                new RetrieverFailure({ reason: { _tag: "DenseUnavailable", reason: dense.reason ?? "unavailable" } })
               )
             }
-            notices.push(`dense retrieval is unavailable, results come from the other lists: ${denseState.reason}`)
+            notices.push(`dense retrieval is unavailable, results come from the other lists: ${dense.reason}`)
           }
           const withLexical = input.strategy !== "vector"
           // Beside a vector list, BM25's depth is fusion's: the lists are asked at once. Without one, it depends
