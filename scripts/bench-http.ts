@@ -83,7 +83,7 @@ try {
       text = await response.text()
     })
     if (status !== 200) throw new Error(`${path}: ${status} ${text}`)
-    if (body !== undefined && !Array.isArray(JSON.parse(text).results)) throw new Error(`${path}: no results in ${text}`)
+    if (body !== undefined && !Array.isArray(JSON.parse(text).results)) throw new Error(`${path}: answered ${text}`)
     return took
   }
   const search = (query: string, strategy: string) =>

@@ -83,7 +83,8 @@ const program = Effect.gen(function*() {
     if (row!.most <= 2) break
     yield* Effect.sleep("1 second")
   }
-  console.log(`index compacted ${((performance.now() - compactionStarted) / 1000).toFixed(0)} s after the corpus was ready`)
+  const compactionSeconds = (performance.now() - compactionStarted) / 1000
+  console.log(`index compacted ${compactionSeconds.toFixed(0)} s after the corpus was ready`)
   yield* sql`VACUUM (ANALYZE)`.pipe(Effect.orDie)
 
   const queries = Array.from({ length: queryCount }, (_, i) => syntheticQuery(i))

@@ -86,7 +86,9 @@ export class Workers extends Context.Service<Workers, {
             } else {
               // No job: BM25's index is compacted a step at a time, then the queue looked at again.
               const compacted = yield* restore(lexical.compactStep).pipe(
-                Effect.catchCause((cause) => Effect.logWarning("compacting the BM25 index failed", cause).pipe(Effect.as(false)))
+                Effect.catchCause((cause) =>
+                  Effect.logWarning("compacting the BM25 index failed", cause).pipe(Effect.as(false))
+                )
               )
               if (!compacted) yield* restore(Queue.take(jobs.wakeups).pipe(Effect.timeoutOption("1 second")))
             }

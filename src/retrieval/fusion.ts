@@ -53,7 +53,7 @@ const fnvPrime = 16777619
 const basisA = 2166136261
 const basisB = 3735928559
 
-/** Mixes three 32-bit word hashes, in order, into one 32-bit hash (multiplications and shifts of murmur3's finaliser). */
+/** Mixes three 32-bit word hashes, in order, into one 32-bit hash (the multiplications and shifts of murmur3's). */
 const mix3 = (a: number, b: number, c: number) => {
   let k = Math.imul(a, 0x9e3779b1) ^ b
   k = Math.imul(k ^ (k >>> 15), 0x85ebca77) ^ c
@@ -165,7 +165,9 @@ const shinglesOf = (text: string): Shingles => {
 /** Whether `value` is one of the shingles. */
 const holds = ({ table }: Shingles, value: number) => {
   const mask = table.length - 1
-  for (let at = (value >>> 0) & mask; !Number.isNaN(table[at]!); at = (at + 1) & mask) if (table[at] === value) return true
+  for (let at = (value >>> 0) & mask; !Number.isNaN(table[at]!); at = (at + 1) & mask) {
+    if (table[at] === value) return true
+  }
   return false
 }
 

@@ -24,7 +24,7 @@ const postingsPerMerge = 262_144
  */
 const postingsPerCompaction = 16_384
 
-/** Segments one step of compaction's planning looks at, at most: the statement reads their terms' other segments too. */
+/** Segments one planning step of compaction looks at, at most (the statement reads their terms' other ones too). */
 const segmentsPerPlan = 4096
 
 /** Scores are counted in whole units of 2^-30 (see `weightUnits`). */
@@ -285,7 +285,7 @@ export const weightedTerms = (
 const isFragment = (value: ReadonlyArray<string> | Statement.Fragment): value is Statement.Fragment =>
   !Array.isArray(value)
 
-const isOwned = (sources: SearchedSources): sources is { readonly ids: ReadonlyArray<string>; readonly owner: string } =>
+const isOwned = (sources: SearchedSources): sources is Exclude<SearchedSources, ReadonlyArray<string>> =>
   !Array.isArray(sources)
 
 /**
@@ -419,7 +419,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             RETURNING s.term, s.packed`
         )
 
-      /** The segments `removed` takes out written back as one per term, without the postings of numbers that left search. */
+      /** What `removed` takes out written back as one segment per term, less postings of numbers that left search. */
       const rewrite = Effect.fnUntraced(function*(
         sourceId: string,
         removed: Effect.Effect<ReadonlyArray<{ readonly term: string; readonly packed: Uint8Array }>, SqlError.SqlError>
@@ -451,7 +451,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             ${merged.map((m) => pack(m.kept).toString("base64"))}::text[]) AS u (term, postings, packed)`
       })
 
-      /** Segment ids up to this one were looked at by compaction's planning; the groups it planned and not yet compacted. */
+      /** Segment ids up to this one were planned for; the groups planned and not yet compacted. */
       let plannedUpTo = 0
       const planned: Array<{ readonly sourceId: string; readonly terms: ReadonlyArray<CompactedTerm> }> = []
       const compacting = yield* Semaphore.make(1)
@@ -489,7 +489,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         return true
       })
 
-      /** The terms' segments compacted, those whose term is still in search locked first (in term order, as `count`). */
+      /** The terms' segments compacted; terms still in search are locked first (in term order, as `count` does). */
       const compactGroup = (sourceId: string, terms: ReadonlyArray<CompactedTerm>) =>
         sql.withTransaction(Effect.gen(function*() {
           const locked = new Set((yield* sql<{ term: string }>`
