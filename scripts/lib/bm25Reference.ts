@@ -16,7 +16,7 @@ export const exhaustiveBm25 = (
   { k1, b }: Bm25Parameters
 ): Effect.Effect<ReadonlyArray<LexicalHit>> =>
   sql<{ id: string; score: number }>`
-    WITH ${weightedTerms(sql, query, sourceIds)}
+    WITH ${weightedTerms(sql, query, sql`${sql.in(sourceIds)}`)}
     SELECT c.id, sum(round(q.idf * (p.tf * ${k1}::float8 + p.tf)
       / (p.tf + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * p.len / q.avgdl)) * ${2 ** 30}::float8)
       / ${2 ** 30}::float8)::float8 AS score

@@ -149,11 +149,9 @@ const shinglesOf = (text: string): Shingles => {
     numbers[i - 2] = mix3(a[i - 2]!, a[i - 1]!, a[i]!) * 2 ** 21 + (mix3(b[i - 2]!, b[i - 1]!, b[i]!) >>> 11)
   }
   const table = new Float64Array(2 ** Math.ceil(Math.log2(2 * numbers.length + 2))).fill(NaN)
-  const mask = table.length - 1
   let distinct = 0
   for (const value of numbers) {
-    let at = (value >>> 0) & mask
-    while (!Number.isNaN(table[at]!) && table[at] !== value) at = (at + 1) & mask
+    const at = slotOf(table, value)
     if (Number.isNaN(table[at]!)) {
       table[at] = value
       numbers[distinct++] = value
@@ -162,14 +160,16 @@ const shinglesOf = (text: string): Shingles => {
   return { values: numbers.subarray(0, distinct), table }
 }
 
-/** Whether `value` is one of the shingles. */
-const holds = ({ table }: Shingles, value: number) => {
+/** Where `value` is in a shingle table, or the empty slot where it would go (linear probing from its low bits). */
+const slotOf = (table: Float64Array, value: number) => {
   const mask = table.length - 1
-  for (let at = (value >>> 0) & mask; !Number.isNaN(table[at]!); at = (at + 1) & mask) {
-    if (table[at] === value) return true
-  }
-  return false
+  let at = (value >>> 0) & mask
+  while (!Number.isNaN(table[at]!) && table[at] !== value) at = (at + 1) & mask
+  return at
 }
+
+/** Whether `value` is one of the shingles. */
+const holds = ({ table }: Shingles, value: number) => table[slotOf(table, value)] === value
 
 /** The `count` smallest values (the prefix of prefix filtering, in the order of the numbers). */
 const smallest = (values: Float64Array, count: number): Float64Array => {

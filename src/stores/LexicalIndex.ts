@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import { decodePostings, forEachPosting, pack, packedAggregate, type Posting, postingsBound } from "./packedPostings.ts"
 import { searchable, type SearchableChunk, searchableChunkColumns } from "./Searchable.ts"
+import { ownedAmong } from "./SourceAccess.ts"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
 const postingsBatch = 25
@@ -256,15 +257,10 @@ const rewritten = (term: CompactedTerm) => keepsLargest(term) ? term.postings - 
 /**
  * SQL common table expressions ending in `weighted (term, df, idf, avgdl)`: the query's terms found in the sources,
  * each with the number of chunks holding it and BM25's IDF over the sources, and the sources' average chunk length in
- * lexemes. `searched`: the sources' ids, or SQL that follows `source_id IN` (a subquery).
+ * lexemes. `sources` follows `source_id IN`: `sql.in(ids)` made a fragment, or a subquery.
  */
-export const weightedTerms = (
-  sql: SqlClient.SqlClient,
-  query: string,
-  searched: ReadonlyArray<string> | Statement.Fragment
-) => {
-  const sources = isFragment(searched) ? searched : sql.in(searched)
-  return sql`terms AS (
+export const weightedTerms = (sql: SqlClient.SqlClient, query: string, sources: Statement.Fragment) =>
+  sql`terms AS (
       SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', ${query}))
     ),
     stats AS (
@@ -280,10 +276,6 @@ export const weightedTerms = (
       GROUP BY t.term, stats.n, stats.total
       HAVING sum(l.df) > 0
     )`
-}
-
-const isFragment = (value: ReadonlyArray<string> | Statement.Fragment): value is Statement.Fragment =>
-  !Array.isArray(value)
 
 const isOwned = (sources: SearchedSources): sources is Exclude<SearchedSources, ReadonlyArray<string>> =>
   !Array.isArray(sources)
@@ -686,9 +678,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const sourceIds = [...new Set(isOwned(sources) ? sources.ids : sources)]
         if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 }, owned: 0 }
         // The sources read: the ids, or those of them that are the owner's (counted by the statement).
-        const searched = isOwned(sources)
-          ? sql`(SELECT id FROM sources WHERE owner_id = ${sources.owner} AND id IN ${sql.in(sourceIds)})`
-          : sql`${sql.in(sourceIds)}`
+        const searched = isOwned(sources) ? ownedAmong(sql, sources.owner, sourceIds) : sql`${sql.in(sourceIds)}`
         // The query's terms found in the sources, each with its IDF there and the sources' average chunk length, and
         // their segments: how many postings each holds and the postings themselves, but for the most common terms
         // (from the lowest IDF up, while their IDFs add up to less than a quarter of the highest) found in more than

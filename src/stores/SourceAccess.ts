@@ -1,5 +1,5 @@
 import { Data, Effect } from "effect"
-import type { SqlClient } from "effect/sql"
+import type { SqlClient, Statement } from "effect/sql"
 
 /** A requested source is not one of the caller's (or does not exist: the two are not told apart). */
 export class SourceNotOwned extends Data.TaggedError("SourceNotOwned")<{ readonly sourceId: string }> {}
@@ -30,6 +30,16 @@ export const ownedSources = (
     if (missing !== undefined) return yield* new SourceNotOwned({ sourceId: missing })
     return unique
   }).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
+
+/**
+ * The same rule as SQL, for a statement that checks ownership while it reads: those of `ids` that are sources of
+ * `owner`, as a subquery (after `IN`, or counted).
+ */
+export const ownedAmong = (
+  sql: SqlClient.SqlClient,
+  owner: string,
+  ids: ReadonlyArray<string>
+): Statement.Fragment => sql`(SELECT id FROM sources WHERE owner_id = ${owner} AND id IN ${sql.in(ids)})`
 
 /** Source ids as a query sends them (the parameter repeated, comma-separated, or both): trimmed, without repeats. */
 export const sourceIdList = (requested: ReadonlyArray<string>): ReadonlyArray<string> =>
