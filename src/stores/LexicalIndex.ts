@@ -677,8 +677,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       ) {
         const sourceIds = [...new Set(isOwned(sources) ? sources.ids : sources)]
         if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 }, owned: 0 }
-        // The sources read: the ids, or those of them that are the owner's (counted by the statement).
-        const searched = isOwned(sources) ? ownedAmong(sql, sources.owner, sourceIds) : sql`${sql.in(sourceIds)}`
+        // The sources read: the ids, or those of them that are the owner's (found once, and counted).
+        const owner = isOwned(sources) ? sources.owner : undefined
+        const searched = owner === undefined ? sql`${sql.in(sourceIds)}` : sql`(SELECT id FROM searched)`
         // The query's terms found in the sources, each with its IDF there and the sources' average chunk length, and
         // their segments: how many postings each holds and the postings themselves, but for the most common terms
         // (from the lowest IDF up, while their IDFs add up to less than a quarter of the highest) found in more than
@@ -692,18 +693,17 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           readonly postings: number
           readonly packed: Uint8Array | null
         }>`
-          WITH ${weightedTerms(sql, query, searched)},
+          WITH ${owner === undefined ? sql`` : sql`searched AS MATERIALIZED ${ownedAmong(sql, owner, sourceIds)},`}
+          ${weightedTerms(sql, query, searched)},
           ranked AS (
-            SELECT term, sum(idf) OVER (ORDER BY idf, term) < max(idf) OVER () / 4 AS common FROM weighted
+            SELECT *, sum(idf) OVER (ORDER BY idf, term) < max(idf) OVER () / 4 AS common FROM weighted
           ),
           found AS (
-            SELECT w.term, w.idf, w.avgdl, s.postings,
-              CASE WHEN NOT (r.common AND w.df > ${inlinePostings} AND ${limit <= maxScoreDepth}) THEN s.packed END AS packed
-            FROM weighted w JOIN ranked r ON r.term = w.term
-            JOIN lexical_segments s ON s.term = w.term AND s.source_id IN ${searched}
+            SELECT r.term, r.idf, r.avgdl, s.postings,
+              CASE WHEN NOT (r.common AND r.df > ${inlinePostings} AND ${limit <= maxScoreDepth}) THEN s.packed END AS packed
+            FROM ranked r JOIN lexical_segments s ON s.term = r.term AND s.source_id IN ${searched}
           )
-          SELECT ${isOwned(sources) ? sql`(SELECT count(*) FROM ${searched} AS o (id))` : sourceIds.length}::int AS owned,
-            found.*
+          SELECT ${owner === undefined ? sourceIds.length : sql`(SELECT count(*) FROM searched)`}::int AS owned, found.*
           FROM (SELECT 1) AS one LEFT JOIN found ON true`
         const owned = rows[0]?.owned ?? 0
         if (owned < sourceIds.length) return { hits: [], postings: { read: 0, total: 0 }, owned }
