@@ -150,7 +150,8 @@ const shinglesOf = (text: string): Shingles => {
   }
   const table = new Float64Array(2 ** Math.ceil(Math.log2(2 * numbers.length + 2))).fill(NaN)
   let distinct = 0
-  for (const value of numbers) {
+  for (let i = 0; i < numbers.length; i++) {
+    const value = numbers[i]!
     const at = slotOf(table, value)
     if (Number.isNaN(table[at]!)) {
       table[at] = value
@@ -171,11 +172,16 @@ const slotOf = (table: Float64Array, value: number) => {
 /** Whether `value` is one of the shingles. */
 const holds = ({ table }: Shingles, value: number) => table[slotOf(table, value)] === value
 
+/** The prefix `smallest` answered last (reused: read before the next call). */
+let prefixes = new Float64Array(64)
+
 /** The `count` smallest values (the prefix of prefix filtering, in the order of the numbers). */
 const smallest = (values: Float64Array, count: number): Float64Array => {
   if (count >= values.length) return values
-  const kept = new Float64Array(count).fill(Infinity)
-  for (const value of values) {
+  if (prefixes.length < count) prefixes = new Float64Array(count * 2)
+  const kept = prefixes.subarray(0, count).fill(Infinity)
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!
     if (value >= kept[count - 1]!) continue
     let at = count - 1
     while (at > 0 && kept[at - 1]! > value) {
@@ -197,8 +203,14 @@ const jaccard = (a: number, b: number, shared: number, threshold: number) =>
 /** Shingles the two texts share. */
 const shared = (a: Shingles, b: Shingles) => {
   let count = 0
-  for (const value of a.values) if (holds(b, value)) count++
+  for (let i = 0; i < a.values.length; i++) if (holds(b, a.values[i]!)) count++
   return count
+}
+
+/** Whether `shingles` hold one of `values`. */
+const holdsAny = (shingles: Shingles, values: Float64Array) => {
+  for (let i = 0; i < values.length; i++) if (holds(shingles, values[i]!)) return true
+  return false
 }
 
 /**
@@ -224,7 +236,7 @@ export const collapseNearDuplicates = <T extends { readonly id: string; readonly
     const twin = kept.find(({ shingles: other }) =>
       size === 0
         ? other.values.length === 0
-        : sizesAllow(other.values.length, size, threshold) && prefix.some((value) => holds(other, value)) &&
+        : sizesAllow(other.values.length, size, threshold) && holdsAny(other, prefix) &&
           jaccard(other.values.length, size, shared(own, other), threshold)
     )
     if (twin !== undefined) twin.duplicates.push(item.id)

@@ -117,7 +117,9 @@ class Accumulator {
   private units = new Float64Array(1024)
   private stamps = new Int32Array(1024)
   private stamp = 0
-  private seen: Array<number> = []
+  /** The numbers scored by this query, in the order first scored: `seen[0 .. count)`. */
+  private seen = new Int32Array(1024)
+  private count = 0
   /** A segment's postings, decoded (grown to the largest segment read). */
   private nos = new Int32Array(1024)
   private tfs = new Uint8Array(1024)
@@ -129,7 +131,7 @@ class Accumulator {
       this.stamp = 0
     }
     this.stamp++
-    this.seen = []
+    this.count = 0
   }
 
   /** Adds the weights of a packed segment's postings; returns how many it held. */
@@ -144,7 +146,13 @@ class Accumulator {
     const count = decodePostings(packed, nos, tfs, lens)
     // Numbers ascend within a segment: the last is the highest.
     if (count > 0 && nos[count - 1]! >= this.units.length) this.grow(nos[count - 1]! + 1)
+    if (this.count + count > this.seen.length) {
+      const seen = new Int32Array(Math.max(this.count + count, this.seen.length * 2))
+      seen.set(this.seen.subarray(0, this.count))
+      this.seen = seen
+    }
     const { seen, stamp, stamps, units } = this
+    let seenCount = this.count
     for (let i = 0; i < count; i++) {
       const no = nos[i]!
       const weight = weigh(tfs[i]!, lens[i]!)
@@ -152,15 +160,16 @@ class Accumulator {
       else {
         stamps[no] = stamp
         units[no] = weight
-        seen.push(no)
+        seen[seenCount++] = no
       }
     }
+    this.count = seenCount
     return count
   }
 
   /** The scores so far; adding goes on where it was. */
   scored(): Scored {
-    const nos = Int32Array.from(this.seen)
+    const nos = this.seen.slice(0, this.count)
     const units = new Float64Array(nos.length)
     for (let i = 0; i < nos.length; i++) units[i] = this.units[nos[i]!]!
     return { nos, units }
@@ -202,9 +211,9 @@ const best = ({ nos, units }: Scored, n: number): Array<number> => {
       heap[0] = candidate
       for (let i = 0;;) {
         let worst = i
-        for (const child of [2 * i + 1, 2 * i + 2]) {
-          if (child < heap.length && above(heap[worst]!, heap[child]!)) worst = child
-        }
+        const left = 2 * i + 1
+        if (left < heap.length && above(heap[worst]!, heap[left]!)) worst = left
+        if (left + 1 < heap.length && above(heap[worst]!, heap[left + 1]!)) worst = left + 1
         if (worst === i) break
         swap(i, worst)
         i = worst
