@@ -117,9 +117,9 @@ class Accumulator {
   private units = new Float64Array(1024)
   private stamps = new Int32Array(1024)
   private stamp = 0
-  /** The numbers scored by this query, in the order first scored: `seen[0 .. count)`. */
+  /** The numbers scored by this query, in the order first scored: `seen[0 .. seenLength)`. */
   private seen = new Int32Array(1024)
-  private count = 0
+  private seenLength = 0
   /** A segment's postings, decoded (grown to the largest segment read). */
   private nos = new Int32Array(1024)
   private tfs = new Uint8Array(1024)
@@ -131,7 +131,7 @@ class Accumulator {
       this.stamp = 0
     }
     this.stamp++
-    this.count = 0
+    this.seenLength = 0
   }
 
   /** Adds the weights of a packed segment's postings; returns how many it held. */
@@ -146,13 +146,13 @@ class Accumulator {
     const count = decodePostings(packed, nos, tfs, lens)
     // Numbers ascend within a segment: the last is the highest.
     if (count > 0 && nos[count - 1]! >= this.units.length) this.grow(nos[count - 1]! + 1)
-    if (this.count + count > this.seen.length) {
-      const seen = new Int32Array(Math.max(this.count + count, this.seen.length * 2))
-      seen.set(this.seen.subarray(0, this.count))
+    if (this.seenLength + count > this.seen.length) {
+      const seen = new Int32Array(Math.max(this.seenLength + count, this.seen.length * 2))
+      seen.set(this.seen.subarray(0, this.seenLength))
       this.seen = seen
     }
     const { seen, stamp, stamps, units } = this
-    let seenCount = this.count
+    let seenLength = this.seenLength
     for (let i = 0; i < count; i++) {
       const no = nos[i]!
       const weight = weigh(tfs[i]!, lens[i]!)
@@ -160,16 +160,16 @@ class Accumulator {
       else {
         stamps[no] = stamp
         units[no] = weight
-        seen[seenCount++] = no
+        seen[seenLength++] = no
       }
     }
-    this.count = seenCount
+    this.seenLength = seenLength
     return count
   }
 
   /** The scores so far; adding goes on where it was. */
   scored(): Scored {
-    const nos = this.seen.slice(0, this.count)
+    const nos = this.seen.slice(0, this.seenLength)
     const units = new Float64Array(nos.length)
     for (let i = 0; i < nos.length; i++) units[i] = this.units[nos[i]!]!
     return { nos, units }
