@@ -13,6 +13,8 @@ export interface EngramSettings {
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   /** The embedded database's buffer pool (PostgreSQL's shared_buffers), resident from the start. */
   readonly pgliteSharedBuffersMb: number
+  /** How often the embedded database is vacuumed and checkpointed (PGlite has neither autovacuum nor a checkpointer). */
+  readonly pgliteMaintenanceSeconds: number
   readonly host: string
   readonly port: number
   readonly jwtSecret: Option.Option<Redacted.Redacted<string>>
@@ -195,6 +197,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   dataDir: setting(NonEmpty, "ENGRAM_DATA_DIR", defaultDataDir),
   databaseUrl: Config.map(optionalSetting(PostgresUrl, "DATABASE_URL"), Option.map(Redacted.make)),
   pgliteSharedBuffersMb: setting(integerBetween(1, 16_384), "ENGRAM_PGLITE_SHARED_BUFFERS_MB", 16),
+  pgliteMaintenanceSeconds: setting(integerBetween(1, 3600), "ENGRAM_PGLITE_MAINTENANCE_SECONDS", 60),
   host: optionalSetting(NonEmpty, "ENGRAM_HOST"),
   port: setting(integerBetween(0, 65535), "ENGRAM_PORT", 8080),
   jwtSecret: Config.map(optionalSetting(JwtSecret, "ENGRAM_JWT_SECRET"), Option.map(Redacted.make)),

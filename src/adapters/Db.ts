@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
@@ -102,7 +102,7 @@ const templateFor = () => {
 const startDatabaseThread = (dataDir: string, socketPath: string, sharedBuffersMb: number) =>
   new Promise<{ readonly worker: Worker; readonly templateFailed: string | undefined }>((resolve, reject) => {
     const worker = new Worker(workerScripts.database, {
-      workerData: { dataDir, socketPath, template: templateFor(), sharedBuffersMb, settings: hnswSettings }
+      workerData: { dataDir, socketPath, template: templateFor(), sharedBuffersMb, settings: embeddedSettings }
     })
     const failed = (message: string) => {
       void worker.terminate()
@@ -202,6 +202,16 @@ const hnswSettings: Readonly<Record<string, string>> = {
   "hnsw.ef_search": String(sessionEfSearch)
 }
 
+/**
+ * The embedded database's server options: the sessions' HNSW settings, and the write-ahead log segments a checkpoint
+ * keeps for reuse (the service checkpoints it, `Db`): 128 MB of them, not PostgreSQL's default of up to 1 GB.
+ */
+const embeddedSettings: Readonly<Record<string, string>> = {
+  ...hnswSettings,
+  max_wal_size: "128MB",
+  min_wal_size: "32MB"
+}
+
 /** An external PostgreSQL (>= 15) with the pgvector extension. */
 const postgresClient = (url: Redacted.Redacted<string>) =>
   Effect.gen(function*() {
@@ -285,10 +295,13 @@ export class Db extends Context.Service<Db, {
       const engine = Option.isSome(config.databaseUrl) ? "postgres" as const : "pglite" as const
       if (engine === "pglite") {
         // PGlite has no autovacuum: reclaim dead rows, mark pages all-visible (so BM25's covering index needs no
-        // table visits) and refresh the planner's statistics as the data grows.
+        // table visits) and refresh the planner's statistics as the data grows. Nor does it checkpoint by itself
+        // (in one process, max_wal_size triggers nothing): without a checkpoint the write-ahead log keeps every
+        // segment until the database closes, and a start after a crash replays all of it.
         yield* sql`VACUUM (ANALYZE)`.pipe(
           Effect.ignore,
-          Effect.andThen(Effect.sleep("1 minute")),
+          Effect.andThen(Effect.ignore(sql`CHECKPOINT`)),
+          Effect.andThen(Effect.sleep(Duration.seconds(config.pgliteMaintenanceSeconds))),
           Effect.forever,
           Effect.forkScoped
         )

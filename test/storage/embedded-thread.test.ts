@@ -39,3 +39,35 @@ layer(freshServer("pglite", { pgliteSharedBuffersMb: 24 }), { excludeTestService
       }))
   }
 )
+
+layer(freshServer("pglite", { pgliteMaintenanceSeconds: 1 }), { excludeTestServices: true, timeout: 120_000 })(
+  "the embedded database's write-ahead log",
+  (it) => {
+    it.effect("is checkpointed by the service: written segments do not pile up until the database closes", () =>
+      Effect.gen(function*() {
+        const { sql } = yield* TestServer
+        const wal = sql<{ oldest: string; segments: number; bytes: string }>`
+          SELECT min(name) AS oldest, count(*)::int AS segments, sum(size)::bigint AS bytes
+          FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$'`
+        const [before] = yield* wal
+        // About 200 MB of log, more than the 128 MB a checkpoint keeps for reuse: PGlite alone keeps all of it.
+        yield* sql`CREATE TABLE wal_probe (body text)`
+        for (let i = 0; i < 8; i++) {
+          yield* sql`INSERT INTO wal_probe SELECT repeat(md5(g::text), 40) FROM generate_series(1, 20000) g`
+        }
+        // The segments the log held before the writes are removed or reused, and no more than about 128 MB is
+        // kept; the service's maintenance runs every second here (every minute by default).
+        let after = (yield* wal)[0]!
+        const trimmed = () => after.oldest > before!.oldest && Number(after.bytes) <= 160 * 2 ** 20
+        for (let waited = 0; !trimmed() && waited < 60_000; waited += 250) {
+          yield* Effect.sleep("250 millis")
+          after = (yield* wal)[0]!
+        }
+        assert.isTrue(
+          after.oldest > before!.oldest,
+          `the oldest segment ${before!.oldest} was checkpointed away (oldest now ${after.oldest})`
+        )
+        assert.isAtMost(Number(after.bytes), 160 * 2 ** 20, `the log holds ${after.segments} segments`)
+      }))
+  }
+)

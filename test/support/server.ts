@@ -31,6 +31,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   dataDir,
   databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl)),
   pgliteSharedBuffersMb: 16,
+  pgliteMaintenanceSeconds: 60,
   host: "127.0.0.1",
   port: 0,
   jwtSecret: Option.none(),
