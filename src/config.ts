@@ -13,7 +13,7 @@ export interface EngramSettings {
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   /** The embedded database's buffer pool (PostgreSQL's shared_buffers), resident from the start. */
   readonly pgliteSharedBuffersMb: number
-  /** How often the embedded database is vacuumed and checkpointed (PGlite has neither autovacuum nor a checkpointer). */
+  /** How often the embedded database is vacuumed and checkpointed (PGlite has no autovacuum and no checkpointer). */
   readonly pgliteMaintenanceSeconds: number
   readonly host: string
   readonly port: number
