@@ -28,6 +28,7 @@ import {
   timed,
   waitForSource
 } from "./lib/instance.ts"
+import { mostSegmentsPerTerm } from "./lib/bm25Reference.ts"
 import { syntheticDocument, syntheticQuery } from "./lib/synthetic.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -75,14 +76,7 @@ const program = Effect.gen(function*() {
   // The steady state: idle workers have compacted BM25's index (every term in at most two segments), and autovacuum
   // (PostgreSQL) or the periodic vacuum (PGlite) leaves the tables vacuumed and analyzed.
   const compactionStarted = performance.now()
-  for (;;) {
-    const [row] = yield* sql<{ most: number }>`
-      SELECT coalesce(max(n), 0)::int AS most FROM (
-        SELECT count(*) AS n FROM lexical_segments JOIN lexical_terms USING (source_id, term) GROUP BY source_id, term
-      ) s`.pipe(Effect.orDie)
-    if (row!.most <= 2) break
-    yield* Effect.sleep("1 second")
-  }
+  while ((yield* mostSegmentsPerTerm(sql)) > 2) yield* Effect.sleep("1 second")
   const compactionSeconds = (performance.now() - compactionStarted) / 1000
   console.log(`index compacted ${compactionSeconds.toFixed(0)} s after the corpus was ready`)
   yield* sql`VACUUM (ANALYZE)`.pipe(Effect.orDie)

@@ -30,3 +30,13 @@ export const exhaustiveBm25 = (
     Effect.map((rows) => rows.map((row) => ({ chunkId: row.id, score: row.score }))),
     Effect.orDie
   )
+
+/** The most segments any term in search has, over all its size classes (compaction leaves at most two). */
+export const mostSegmentsPerTerm = (sql: SqlClient.SqlClient): Effect.Effect<number> =>
+  Effect.map(
+    sql<{ most: number }>`
+      SELECT coalesce(max(n), 0)::int AS most FROM (
+        SELECT count(*) AS n FROM lexical_segments JOIN lexical_terms USING (source_id, term) GROUP BY source_id, term
+      ) s`.pipe(Effect.orDie),
+    (rows) => rows[0]!.most
+  )

@@ -702,7 +702,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           readonly postings: number
           readonly packed: Uint8Array | null
         }>`
-          WITH ${owner === undefined ? sql`` : sql`searched AS MATERIALIZED ${ownedAmong(sql, owner, sourceIds)},`}
+          WITH ${owner === undefined ? sql`` : sql`searched AS MATERIALIZED (${ownedAmong(sql, owner, sourceIds)}),`}
           ${weightedTerms(sql, query, searched)},
           ranked AS (
             SELECT *, sum(idf) OVER (ORDER BY idf, term) < max(idf) OVER () / 4 AS common FROM weighted

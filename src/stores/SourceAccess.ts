@@ -5,6 +5,16 @@ import type { SqlClient, Statement } from "effect/sql"
 export class SourceNotOwned extends Data.TaggedError("SourceNotOwned")<{ readonly sourceId: string }> {}
 
 /**
+ * The ownership rule as SQL: a query of those of `ids` that are sources of `owner` (`ownedSources` runs it; a
+ * statement that checks ownership while it reads embeds it).
+ */
+export const ownedAmong = (
+  sql: SqlClient.SqlClient,
+  owner: string,
+  ids: ReadonlyArray<string>
+): Statement.Fragment => sql`SELECT id FROM sources WHERE owner_id = ${owner} AND id IN ${sql.in(ids)}`
+
+/**
  * The one source-ownership check. Answers the distinct `requested` ids in the order asked, once each is a source
  * of `owner`, or every source of `owner` (oldest first) when `requested` is undefined. `lock` holds them against
  * deletion until the surrounding transaction ends.
@@ -23,23 +33,12 @@ export const ownedSources = (
     const unique = [...new Set(requested)]
     if (unique.length === 0) return unique
     const rows = yield* sql<{ id: string }>`
-      SELECT id FROM sources WHERE owner_id = ${owner} AND id IN ${sql.in(unique)}
-      ${options.lock === true ? sql`FOR SHARE` : sql``}`
+      ${ownedAmong(sql, owner, unique)} ${options.lock === true ? sql`FOR SHARE` : sql``}`
     const owned = new Set(rows.map((row) => row.id))
     const missing = unique.find((id) => !owned.has(id))
     if (missing !== undefined) return yield* new SourceNotOwned({ sourceId: missing })
     return unique
   }).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
-
-/**
- * The same rule as SQL, for a statement that checks ownership while it reads: those of `ids` that are sources of
- * `owner`, as a subquery (after `IN`, or counted).
- */
-export const ownedAmong = (
-  sql: SqlClient.SqlClient,
-  owner: string,
-  ids: ReadonlyArray<string>
-): Statement.Fragment => sql`(SELECT id FROM sources WHERE owner_id = ${owner} AND id IN ${sql.in(ids)})`
 
 /** Source ids as a query sends them (the parameter repeated, comma-separated, or both): trimmed, without repeats. */
 export const sourceIdList = (requested: ReadonlyArray<string>): ReadonlyArray<string> =>

@@ -3,7 +3,7 @@ import { Context, Effect, Layer } from "effect"
 import { mulberry32 } from "../../scripts/lib/onnx.ts"
 import type { EngramSettings } from "../../src/config.ts"
 import { SqlClient } from "effect/sql"
-import { exhaustiveBm25 } from "../../scripts/lib/bm25Reference.ts"
+import { exhaustiveBm25, mostSegmentsPerTerm } from "../../scripts/lib/bm25Reference.ts"
 import { LexicalIndex, mergeGroups } from "../../src/stores/LexicalIndex.ts"
 import { forEachPosting, pack, packedAggregate, type Posting } from "../../src/stores/packedPostings.ts"
 import { login, request } from "../support/http.ts"
@@ -134,16 +134,6 @@ const mostSegments = (sql: SqlClient.SqlClient) =>
     (rows) => rows[0]!.most
   )
 
-/** The most segments any term in search has, over all its size classes. */
-const mostPerTerm = (sql: SqlClient.SqlClient) =>
-  Effect.map(
-    sql<{ most: number }>`
-      SELECT coalesce(max(n), 0)::int AS most FROM (
-        SELECT count(*) AS n FROM lexical_segments JOIN lexical_terms USING (source_id, term) GROUP BY source_id, term
-      ) s`.pipe(Effect.orDie),
-    (rows) => rows[0]!.most
-  )
-
 /** Each term in search with three postings or more: its segments replaced by one of all but its last two, and one each for those. */
 const fragment = (sql: SqlClient.SqlClient) =>
   sql.withTransaction(Effect.gen(function*() {
@@ -172,7 +162,7 @@ const fragment = (sql: SqlClient.SqlClient) =>
 /** Waits (two minutes at most) until idle workers have left every term in search in one or two segments. */
 const untilCompacted = (sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {
-    for (let waited = 0; (yield* mostPerTerm(sql)) > 2; waited += 100) {
+    for (let waited = 0; (yield* mostSegmentsPerTerm(sql)) > 2; waited += 100) {
       assert.isBelow(waited, 120_000, "the index was not compacted")
       yield* Effect.sleep("100 millis")
     }
@@ -279,7 +269,7 @@ describe("BM25 over packed postings", () => {
               // one segment but its last two, one segment each. Compaction (one step at a time, as idle workers run
               // it) leaves each term in search in one segment, or two where the first outweighs the rest 8 times.
               yield* fragment(index.sql)
-              assert.isAbove(yield* mostPerTerm(index.sql), 2)
+              assert.isAbove(yield* mostSegmentsPerTerm(index.sql), 2)
               let steps = 0
               while (yield* index.lexical.compactStep) steps++
               assert.isAbove(steps, 0)
