@@ -125,6 +125,7 @@ export class Pipeline extends Context.Service<Pipeline, {
               version,
               ordinal: draft.ordinal,
               text: draft.text,
+              near_key: draft.near_key,
               token_count: draft.token_count,
               section_path: JSON.stringify(draft.section_path),
               char_start: draft.char_start,

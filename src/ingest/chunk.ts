@@ -1,3 +1,4 @@
+import { nearDuplicateKey } from "../retrieval/fusion.ts"
 import type { Block, Parsed } from "./Parsed.ts"
 
 export interface ChunkOptions {
@@ -20,6 +21,8 @@ export interface ChunkMessage {
 export interface ChunkDraft {
   readonly ordinal: number
   readonly text: string
+  /** What search's near-duplicate collapse compares (`nearDuplicateKey`), made here, off the service's thread. */
+  readonly near_key: Uint8Array
   readonly token_count: number
   readonly section_path: ReadonlyArray<string>
   readonly char_start: number
@@ -116,6 +119,7 @@ export const chunkParsed = (parsed: Parsed, options: ChunkOptions): Array<ChunkD
     chunks.push({
       ordinal: chunks.length,
       text,
+      near_key: nearDuplicateKey(text),
       token_count: countTokens(text),
       section_path: first.block.section_path,
       char_start: first.start,

@@ -15,6 +15,7 @@ import universeAggregates from "./0013_universe_aggregates.ts"
 import graphVersion from "./0014_graph_version.ts"
 import termBounds from "./0015_term_bounds.ts"
 import packedPostings from "./0016_packed_postings.ts"
+import nearDuplicateKeys from "./0017_near_duplicate_keys.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -33,7 +34,8 @@ const all = {
   "0013_universe_aggregates": universeAggregates,
   "0014_graph_version": graphVersion,
   "0015_term_bounds": termBounds,
-  "0016_packed_postings": packedPostings
+  "0016_packed_postings": packedPostings,
+  "0017_near_duplicate_keys": nearDuplicateKeys
 }
 
 export const migrations = Migrator.fromRecord(all)

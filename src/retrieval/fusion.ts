@@ -172,14 +172,12 @@ const slotOf = (table: Float64Array, value: number) => {
 /** Whether `value` is one of the shingles. */
 const holds = ({ table }: Shingles, value: number) => table[slotOf(table, value)] === value
 
-/** The prefix `smallest` answered last (reused: read before the next call). */
-let prefixes = new Float64Array(64)
-
-/** The `count` smallest values (the prefix of prefix filtering, in the order of the numbers). */
-const smallest = (values: Float64Array, count: number): Float64Array => {
-  if (count >= values.length) return values
-  if (prefixes.length < count) prefixes = new Float64Array(count * 2)
-  const kept = prefixes.subarray(0, count).fill(Infinity)
+/**
+ * The high 32 bits of the `count` smallest values, ascending (the prefix of prefix filtering, in the order of the
+ * numbers): an insertion into a sorted buffer, as `count` is a tenth of the values or so.
+ */
+const smallestHigh = (values: Float64Array, count: number): Uint32Array => {
+  const kept = new Float64Array(count).fill(Infinity)
   for (let i = 0; i < values.length; i++) {
     const value = values[i]!
     if (value >= kept[count - 1]!) continue
@@ -190,7 +188,7 @@ const smallest = (values: Float64Array, count: number): Float64Array => {
     }
     kept[at] = value
   }
-  return kept
+  return Uint32Array.from(kept, (value) => Math.floor(value / 2 ** 21))
 }
 
 /** Whether sets of `a` and `b` items can reach a Jaccard similarity of `threshold` at all (by their sizes alone). */
@@ -207,9 +205,59 @@ const shared = (a: Shingles, b: Shingles) => {
   return count
 }
 
-/** Whether `shingles` hold one of `values`. */
-const holdsAny = (shingles: Shingles, values: Float64Array) => {
-  for (let i = 0; i < values.length; i++) if (holds(shingles, values[i]!)) return true
+/** The Jaccard similarity at which search collapses near-duplicates; stored near-duplicate keys are made for it. */
+export const nearDuplicateThreshold = 0.9
+
+/**
+ * How many of a set's smallest items prefix filtering takes: two sets with Jaccard ≥ t share one of the first
+ * |S| − ⌈t·|S|⌉ + 1 items of each, in any one order of all items (here the shingles' numbers); |S| − ⌊t·|S|⌋ + 2
+ * are taken, which also covers rounding.
+ */
+const prefixLength = (size: number, threshold: number) => Math.min(size, size - Math.floor(threshold * size) + 2)
+
+/**
+ * What the collapse compares before it reads a text: the number of its distinct shingles and its prefix, the high
+ * 32 bits of its smallest shingles, ascending. Texts whose prefixes share no number cannot be near duplicates; the
+ * cut to 32 bits only adds pairs to count exactly, it never drops one.
+ */
+interface Key {
+  readonly size: number
+  readonly prefix: Uint32Array
+}
+
+const keyOf = ({ values }: Shingles, threshold: number): Key =>
+  ({ size: values.length, prefix: smallestHigh(values, prefixLength(values.length, threshold)) })
+
+/**
+ * A text's near-duplicate key at `nearDuplicateThreshold`, as stored with each chunk (little-endian 32-bit words:
+ * the size, then the prefix), so that search collapses its results without reading their texts.
+ */
+export const nearDuplicateKey = (text: string): Uint8Array => {
+  const { prefix, size } = keyOf(shinglesOf(text), nearDuplicateThreshold)
+  const bytes = new Uint8Array(4 * (prefix.length + 1))
+  const view = new DataView(bytes.buffer)
+  view.setUint32(0, size, true)
+  prefix.forEach((value, i) => view.setUint32(4 * (i + 1), value, true))
+  return bytes
+}
+
+/** A stored key read back; undefined where it is not one (a key is at least its size and holds no more than it). */
+const storedKey = (bytes: Uint8Array): Key | undefined => {
+  if (bytes.length < 4 || bytes.length % 4 !== 0) return undefined
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const size = view.getUint32(0, true)
+  const prefix = new Uint32Array(bytes.length / 4 - 1)
+  for (let i = 0; i < prefix.length; i++) prefix[i] = view.getUint32(4 * (i + 1), true)
+  return prefix.length === prefixLength(size, nearDuplicateThreshold) ? { size, prefix } : undefined
+}
+
+/** Whether two ascending prefixes share a number. */
+const meet = (a: Uint32Array, b: Uint32Array) => {
+  for (let i = 0, j = 0; i < a.length && j < b.length;) {
+    if (a[i] === b[j]) return true
+    if (a[i]! < b[j]!) i++
+    else j++
+  }
   return false
 }
 
@@ -218,29 +266,35 @@ const holdsAny = (shingles: Shingles, values: Float64Array) => {
  * same passage stored twice (two uploads, overlapping chunks) does not fill the results. Returns the kept
  * items in order, each with the ids it absorbed: an item joins the first kept item it is a near duplicate of.
  * Stops once `limit` items are kept: the items after the last kept one are not read.
- * A kept item is counted against only when the sizes allow the threshold and it holds one of the item's first few
- * trigrams (prefix filtering: two sets with Jaccard ≥ t share one of the first |S| − ⌈t·|S|⌉ + 1 items of each, in
- * any one order of all trigrams, here the numbers' own; |S| − ⌊t·|S|⌋ + 2 are taken, which also covers rounding).
+ * A kept item is counted against only when the sizes allow the threshold and their prefixes meet (prefix
+ * filtering); only then are both texts' shingles read and counted. An item's stored `nearKey`
+ * (`nearDuplicateKey`) spares reading its text otherwise, at thresholds of at least `nearDuplicateThreshold` (a
+ * lower one needs longer prefixes).
  */
-export const collapseNearDuplicates = <T extends { readonly id: string; readonly text: string }>(
+export const collapseNearDuplicates = <
+  T extends { readonly id: string; readonly text: string; readonly nearKey?: Uint8Array | null }
+>(
   items: ReadonlyArray<T>,
-  threshold = 0.9,
+  threshold = nearDuplicateThreshold,
   limit = Infinity
 ): Array<T & { readonly duplicates: ReadonlyArray<string> }> => {
-  const kept: Array<{ item: T; shingles: Shingles; duplicates: Array<string> }> = []
+  const stored = threshold >= nearDuplicateThreshold
+  const kept: Array<{ item: T; key: Key; shingles: Shingles | undefined; duplicates: Array<string> }> = []
   for (const item of items) {
     if (kept.length >= limit) break
-    const own = shinglesOf(item.text)
-    const size = own.values.length
-    const prefix = smallest(own.values, Math.min(size, size - Math.floor(threshold * size) + 2))
-    const twin = kept.find(({ shingles: other }) =>
-      size === 0
-        ? other.values.length === 0
-        : sizesAllow(other.values.length, size, threshold) && holdsAny(other, prefix) &&
-          jaccard(other.values.length, size, shared(own, other), threshold)
-    )
+    let shingles: Shingles | undefined
+    let key = stored && item.nearKey != null ? storedKey(item.nearKey) : undefined
+    if (key === undefined) key = keyOf(shingles = shinglesOf(item.text), threshold)
+    const { prefix, size } = key
+    const twin = kept.find((other) => {
+      if (size === 0 || other.key.size === 0) return size === other.key.size
+      if (!sizesAllow(other.key.size, size, threshold) || !meet(other.key.prefix, prefix)) return false
+      shingles ??= shinglesOf(item.text)
+      other.shingles ??= shinglesOf(other.item.text)
+      return jaccard(other.key.size, size, shared(shingles, other.shingles), threshold)
+    })
     if (twin !== undefined) twin.duplicates.push(item.id)
-    else kept.push({ item, shingles: own, duplicates: [] })
+    else kept.push({ item, key, shingles, duplicates: [] })
   }
   return kept.map(({ item, duplicates }) => ({ ...item, duplicates }))
 }

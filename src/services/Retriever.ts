@@ -3,7 +3,13 @@ import { SqlClient } from "effect/sql"
 import { EngramConfig } from "../config.ts"
 import type { SearchResponse, Strategy } from "../domain/Search.ts"
 import type { UserId } from "../domain/User.ts"
-import { collapseNearDuplicates, type Fused, fuseRankings, type RankedList } from "../retrieval/fusion.ts"
+import {
+  collapseNearDuplicates,
+  type Fused,
+  fuseRankings,
+  nearDuplicateThreshold,
+  type RankedList
+} from "../retrieval/fusion.ts"
 import { Embedder } from "../adapters/Embedder.ts"
 import { Erasure } from "../stores/Erasure.ts"
 import { GraphSearch } from "./GraphSearch.ts"
@@ -184,10 +190,10 @@ export class Retriever extends Context.Service<Retriever, {
           const detail = found.get(item.id)
           if (detail === undefined) return []
           const reranked: RerankNote | null = null
-          return [{ ...item, fusedScore: item.score, reranked, text: detail.text, detail }]
+          return [{ ...item, fusedScore: item.score, reranked, text: detail.text, nearKey: detail.near_key, detail }]
         })
         const ordered = rerank ? yield* rerankTop(input.query, ranked).pipe(Effect.withSpan("Retriever.rerank")) : ranked
-        return collapseNearDuplicates(ordered, 0.9, input.topK)
+        return collapseNearDuplicates(ordered, nearDuplicateThreshold, input.topK)
       })
 
       const searchOnce = Effect.fn("Retriever.search")(function*(input: SearchInput) {

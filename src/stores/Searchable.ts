@@ -23,11 +23,13 @@ export interface SearchableChunk {
   readonly spoken_at: Date | null
   readonly spoken_until: Date | null
   readonly messages: ReadonlyArray<ChunkMessage>
+  /** Its near-duplicate key (`nearDuplicateKey`); null for chunks written before keys were. Never in a response. */
+  readonly near_key: Uint8Array | null
 }
 
 /** The columns of a SearchableChunk, from a chunk `c` joined to its document `d`. */
 export const searchableChunkColumns = (sql: SqlClient.SqlClient): Statement.Fragment =>
   sql.literal(
     "c.id, c.document_id, c.source_id, d.title AS document_title, c.text, c.section_path, c.char_start, " +
-      "c.char_end, c.speaker, c.spoken_at, c.spoken_until, c.messages"
+      "c.char_end, c.speaker, c.spoken_at, c.spoken_until, c.messages, c.near_key"
   )

@@ -58,6 +58,19 @@ const collapsesAndFills = (url: string, token: string, strategies: ReadonlyArray
       yield* waitForDocument(url, token, sourceId, accepted.body.id)
       ids.push(accepted.body.id)
     }
+    yield* collapsed(url, token, sourceId, ids, strategies)
+    return { sourceId, ids }
+  })
+
+/** The three copies are one result (the first) with two duplicates, the second result another document. */
+const collapsed = (
+  url: string,
+  token: string,
+  sourceId: string,
+  ids: ReadonlyArray<string>,
+  strategies: ReadonlyArray<string>
+) =>
+  Effect.gen(function*() {
     for (const strategy of strategies) {
       const found = yield* search(url, token, { query: "heron", strategy, top_k: 2, source_ids: [sourceId] })
       assert.strictEqual(found.status, 200, found.text)
@@ -132,9 +145,17 @@ for (const engine of engines) {
 
     it.effect("near-duplicates collapse into one result and top_k is filled from deeper down", () =>
       Effect.gen(function*() {
-        const { url } = yield* TestServer
+        const { sql, url } = yield* TestServer
         yield* waitUntilReady(url)
-        yield* collapsesAndFills(url, yield* login(url, "Collapser"), ["lexical", "multi"])
+        const token = yield* login(url, "Collapser")
+        const { ids, sourceId } = yield* collapsesAndFills(url, token, ["lexical", "multi"])
+        // Each chunk is written with its near-duplicate key; a chunk written before keys were has none, and is read.
+        const [keys] = yield* sql<{ missing: number; chunks: number }>`
+          SELECT count(*) FILTER (WHERE near_key IS NULL)::int AS missing, count(*)::int AS chunks
+          FROM chunks WHERE source_id = ${sourceId}`
+        assert.deepStrictEqual(keys, { missing: 0, chunks: 5 })
+        yield* sql`UPDATE chunks SET near_key = NULL WHERE source_id = ${sourceId} AND text LIKE '%second copy%'`
+        yield* collapsed(url, token, sourceId, ids, ["lexical", "multi"])
       }))
 
     it.effect("every SearchRequest bound and unknown field is a 422 naming it", () =>

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { mulberry32 } from "../../scripts/lib/onnx.ts"
-import { collapseNearDuplicates, fuseRankings } from "../../src/retrieval/fusion.ts"
+import { collapseNearDuplicates, fuseRankings, nearDuplicateKey } from "../../src/retrieval/fusion.ts"
 
 const Ids = Schema.Array(Schema.Literals(["a", "b", "c", "d", "e", "f", "g"]))
 const unique = (ids: ReadonlyArray<string>) => [...new Set(ids)]
@@ -112,7 +112,15 @@ describe("fusion", () => {
         const threshold = pick([0.9, 0.9, 0.5, 0.75, 1])
         const limit = pick([Infinity, Infinity, 1, 3, 10])
         const got = collapseNearDuplicates(items, threshold, limit).map((k) => [k.id, k.duplicates])
-        assert.deepStrictEqual(got, everyKept(items, threshold, limit).map((k) => [k.id, k.duplicates]))
+        const expected = everyKept(items, threshold, limit).map((k) => [k.id, k.duplicates])
+        assert.deepStrictEqual(got, expected)
+        // With the keys stored with chunks, for some of the items (a chunk written before the keys has none) and a
+        // key that is not one: the same result.
+        const keyed = items.map((item) => {
+          const roll = next()
+          return { ...item, nearKey: roll < 0.7 ? nearDuplicateKey(item.text) : roll < 0.8 ? new Uint8Array([1, 2]) : null }
+        })
+        assert.deepStrictEqual(collapseNearDuplicates(keyed, threshold, limit).map((k) => [k.id, k.duplicates]), expected)
         compared++
         absorbed += got.reduce((sum, [, duplicates]) => sum + duplicates.length, 0)
       }
@@ -126,6 +134,25 @@ describe("fusion", () => {
       const collapsed = collapseNearDuplicates(many)
       assert.deepStrictEqual(collapsed.map((k) => [k.id, k.duplicates]), everyKept(many, 0.9).map((k) => [k.id, k.duplicates]))
       assert.strictEqual(collapsed.length, 150)
+      const keyed = many.map((item) => ({ ...item, nearKey: nearDuplicateKey(item.text) }))
+      assert.deepStrictEqual(collapseNearDuplicates(keyed).map((k) => [k.id, k.duplicates]), collapsed.map((k) => [k.id, k.duplicates]))
+    }))
+
+  it.effect("a near-duplicate key: the size, then the smallest shingles' high bits ascending, a tenth of them", () =>
+    Effect.sync(() => {
+      const words = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `w${from + i}`).join(" ")
+      const read = (key: Uint8Array) => {
+        const view = new DataView(key.buffer, key.byteOffset, key.byteLength)
+        return Array.from({ length: key.length / 4 }, (_, i) => view.getUint32(4 * i, true))
+      }
+      const [size, ...prefix] = read(nearDuplicateKey(words(102)))
+      assert.strictEqual(size, 100)
+      assert.strictEqual(prefix.length, 100 - 90 + 2)
+      assert.deepStrictEqual(prefix, [...prefix].sort((a, b) => a - b))
+      assert.deepStrictEqual(read(nearDuplicateKey("")), [0])
+      assert.deepStrictEqual(read(nearDuplicateKey("two words")).slice(0, 1), [1])
+      // Upper case and punctuation do not change it: it is the shingles' key.
+      assert.deepStrictEqual(nearDuplicateKey("The cat, the HAT."), nearDuplicateKey("the cat the hat"))
     }))
 })
 
