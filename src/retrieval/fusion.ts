@@ -230,7 +230,8 @@ const keyOf = ({ values }: Shingles, threshold: number): Key =>
 
 /**
  * A text's near-duplicate key at `nearDuplicateThreshold`, as stored with each chunk (little-endian 32-bit words:
- * the size, then the prefix), so that search collapses its results without reading their texts.
+ * the size, then the prefix), so that search collapses its results without reading their texts. Stored keys hold
+ * what `shinglesOf` makes: a change to how it reads words or numbers trigrams needs the stored keys left unread.
  */
 export const nearDuplicateKey = (text: string): Uint8Array => {
   const { prefix, size } = keyOf(shinglesOf(text), nearDuplicateThreshold)
