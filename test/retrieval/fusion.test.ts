@@ -140,7 +140,7 @@ describe("fusion", () => {
 
   it.effect("a near-duplicate key: the size, then the smallest shingles' high bits ascending, a tenth of them", () =>
     Effect.sync(() => {
-      const words = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `w${from + i}`).join(" ")
+      const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ")
       const read = (key: Uint8Array) => {
         const view = new DataView(key.buffer, key.byteOffset, key.byteLength)
         return Array.from({ length: key.length / 4 }, (_, i) => view.getUint32(4 * i, true))
