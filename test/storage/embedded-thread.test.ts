@@ -28,22 +28,22 @@ layer(freshServer("pglite"), { excludeTestServices: true, timeout: 120_000 })("t
     }))
 })
 
-layer(freshServer("pglite", { pgliteSharedBuffersMb: 24 }), { excludeTestServices: true, timeout: 120_000 })(
-  "the embedded database's buffer pool",
+// One server for the embedded database's settings: its buffer pool, and its maintenance every second (the service
+// vacuums and checkpoints it every minute by default).
+layer(
+  freshServer("pglite", { pgliteSharedBuffersMb: 24, pgliteMaintenanceSeconds: 1 }),
+  { excludeTestServices: true, timeout: 120_000 }
+)(
+  "the embedded database's settings",
   (it) => {
-    it.effect("is the size ENGRAM_PGLITE_SHARED_BUFFERS_MB says", () =>
+    it.effect("its buffer pool is the size ENGRAM_PGLITE_SHARED_BUFFERS_MB says", () =>
       Effect.gen(function*() {
         const { sql } = yield* TestServer
         const [row] = yield* sql<{ shared_buffers: string }>`SHOW shared_buffers`
         assert.strictEqual(row!.shared_buffers, "24MB")
       }))
-  }
-)
 
-layer(freshServer("pglite", { pgliteMaintenanceSeconds: 1 }), { excludeTestServices: true, timeout: 120_000 })(
-  "the embedded database's write-ahead log",
-  (it) => {
-    it.effect("is checkpointed by the service: written segments do not pile up until the database closes", () =>
+    it.effect("its write-ahead log is checkpointed by the service: segments do not pile up until it closes", () =>
       Effect.gen(function*() {
         const { sql } = yield* TestServer
         const wal = sql<{ oldest: string; segments: number; bytes: string }>`
@@ -56,7 +56,7 @@ layer(freshServer("pglite", { pgliteMaintenanceSeconds: 1 }), { excludeTestServi
           yield* sql`INSERT INTO wal_probe SELECT repeat(md5(g::text), 40) FROM generate_series(1, 20000) g`
         }
         // The segments the log held before the writes are removed or reused, and no more than about 128 MB is
-        // kept; the service's maintenance runs every second here (every minute by default).
+        // kept.
         let after = (yield* wal)[0]!
         const trimmed = () => after.oldest > before!.oldest && Number(after.bytes) <= 160 * 2 ** 20
         for (let waited = 0; !trimmed() && waited < 60_000; waited += 250) {
