@@ -692,7 +692,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // The query's terms found in the sources, each with its IDF there and the sources' average chunk length, and
         // their segments: how many postings each holds and the postings themselves, but for the most common terms
         // (from the lowest IDF up, while their IDFs add up to less than a quarter of the highest) found in more than
-        // `inlinePostings` chunks: those are deferred (MaxScore, below), when at most `maxScoreDepth` are asked.
+        // `inlinePostings` chunks: those are deferred (MaxScore, below), when at most `maxScoreDepth` are asked. The
+        // IDFs are added up only for such a term (CASE reads its branches in order), not by a window over every term.
         // Always one row at least, for the count of the sources searched.
         const rows = yield* sql<{
           readonly owned: number
@@ -704,13 +705,15 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }>`
           WITH ${owner === undefined ? sql`` : sql`searched AS MATERIALIZED (${ownedAmong(sql, owner, sourceIds)}),`}
           ${weightedTerms(sql, query, searched)},
-          ranked AS (
-            SELECT *, sum(idf) OVER (ORDER BY idf, term) < max(idf) OVER () / 4 AS common FROM weighted
-          ),
           found AS (
             SELECT r.term, r.idf, r.avgdl, s.postings,
-              CASE WHEN NOT (r.common AND r.df > ${inlinePostings} AND ${limit <= maxScoreDepth}) THEN s.packed END AS packed
-            FROM ranked r JOIN lexical_segments s ON s.term = r.term AND s.source_id IN ${searched}
+              CASE
+                WHEN r.df <= ${inlinePostings} OR NOT ${limit <= maxScoreDepth} THEN s.packed
+                WHEN (SELECT sum(w.idf) FROM weighted w WHERE (w.idf, w.term) <= (r.idf, r.term))
+                  < (SELECT max(idf) FROM weighted) / 4 THEN NULL
+                ELSE s.packed
+              END AS packed
+            FROM weighted r JOIN lexical_segments s ON s.term = r.term AND s.source_id IN ${searched}
           )
           SELECT ${owner === undefined ? sourceIds.length : sql`(SELECT count(*) FROM searched)`}::int AS owned, found.*
           FROM (SELECT 1) AS one LEFT JOIN found ON true`
