@@ -106,11 +106,18 @@ const maxScoreDepth = 20
 /** More than any weight of a term of this `idf`, in units: BM25's weight grows towards idf·(k1 + 1) with tf. */
 const boundUnits = ({ k1 }: Bm25Parameters, idf: number) => Math.ceil(idf * (k1 + 1) * unit) + 1
 
-/** The chunks one query scored: their numbers and scores (in units), index by index. */
+/**
+ * The chunks one query scored: their numbers, and their scores in units — `units[i]` of `nos[i]`, or, `byNumber`,
+ * `units[nos[i]]` (an accumulator's own scores, read where they are).
+ */
 interface Scored {
   readonly nos: Int32Array
   readonly units: Float64Array
+  readonly byNumber: boolean
 }
+
+/** The score of a scored chunk, by its index. */
+const unitsAt = ({ byNumber, nos, units }: Scored, i: number) => units[byNumber ? nos[i]! : i]!
 
 /** Scores by chunk number, for one query at a time (reused by the next: clearing is by stamp, not by filling). */
 class Accumulator {
@@ -167,12 +174,12 @@ class Accumulator {
     return count
   }
 
-  /** The scores so far; adding goes on where it was. */
+  /**
+   * The scores so far, read in place: valid until more are added or the next query starts. (Copies of them were a
+   * megabyte a search at 100,000 chunks, and such buffers are what sets off V8's full collections on this path.)
+   */
   scored(): Scored {
-    const nos = this.seen.slice(0, this.seenLength)
-    const units = new Float64Array(nos.length)
-    for (let i = 0; i < nos.length; i++) units[i] = this.units[nos[i]!]!
-    return { nos, units }
+    return { nos: this.seen.subarray(0, this.seenLength), units: this.units, byNumber: true }
   }
 
   private grow(size: number) {
@@ -193,8 +200,13 @@ const postingsPerYield = 32_768
  * The indexes of the best `n` scored chunks, best first: the higher score, then the lower chunk number (a heap with
  * the worst of those kept at its root).
  */
-const best = ({ nos, units }: Scored, n: number): Array<number> => {
-  const above = (i: number, j: number) => units[i]! > units[j]! || (units[i] === units[j] && nos[i]! < nos[j]!)
+const best = (scored: Scored, n: number): Array<number> => {
+  const { nos } = scored
+  const above = (i: number, j: number) => {
+    const a = unitsAt(scored, i)
+    const b = unitsAt(scored, j)
+    return a > b || (a === b && nos[i]! < nos[j]!)
+  }
   const heap: Array<number> = []
   const swap = (i: number, j: number) => {
     const t = heap[i]!
@@ -665,7 +677,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           for (const no of unchecked.slice(0, last + 1)) if (!known.has(no)) known.set(no, null)
         })
         for (let fetch = limit * 2;; fetch *= 4) {
-          const ranked = best(scored, fetch).map((i) => ({ no: scored.nos[i]!, units: scored.units[i]! }))
+          const ranked = best(scored, fetch).map((i) => ({ no: scored.nos[i]!, units: unitsAt(scored, i) }))
           const hits: Array<NonNullable<Checked> & { readonly units: number }> = []
           for (let at = 0; at < ranked.length && hits.length < limit; at++) {
             const { no, units } = ranked[at]!
@@ -754,11 +766,11 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             postings: { read: postingsRead, total },
             owned
           }))
-        if (deferred.length === 0) {
-          const scored = accumulator.scored()
-          idle.push(accumulator)
-          return yield* finish(scored)
-        }
+        // The accumulator's scores are read in place: it is reused once the search is done with them.
+        const finishWithAll = Effect.suspend(() => finish(accumulator.scored())).pipe(
+          Effect.tap(() => Effect.sync(() => idle.push(accumulator)))
+        )
+        if (deferred.length === 0) return yield* finishWithAll
         // MaxScore: the deferred terms (common ones, of low weight) together add at most `bound` to a chunk. A chunk
         // they alone would bring cannot reach the k-th best searchable chunk of the terms read (its score only
         // grows); a chunk already scored needs their weights only if it could reach it with them, looked up per
@@ -770,7 +782,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const within = (threshold: number) => {
           const chosen: Array<number> = []
           for (let i = 0; i < partial.nos.length && chosen.length <= affordable; i++) {
-            if (partial.units[i]! + bound >= threshold) chosen.push(i)
+            if (unitsAt(partial, i) + bound >= threshold) chosen.push(i)
           }
           return chosen
         }
@@ -778,19 +790,17 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // many chunks to look up, their visibility need not be checked first.
         const anyKth = best(partial, limit)[limit - 1]
         const hopeful = anyKth !== undefined && deferred.every((term) => term.idf >= 0) &&
-          bound < partial.units[anyKth]! && within(partial.units[anyKth]!).length <= affordable
+          bound < unitsAt(partial, anyKth) && within(unitsAt(partial, anyKth)).length <= affordable
         const floor = hopeful ? yield* visibleBest(partial, limit, known, withChunks) : []
         const threshold = floor[limit - 1]?.units ?? Infinity
         const candidates = floor.length === limit && bound < threshold ? within(threshold) : []
         if (candidates.length === 0 || candidates.length > affordable) {
           postingsRead += yield* scoreSegments(accumulator, yield* segmentsOf(deferred), weighOf)
-          const scored = accumulator.scored()
-          idle.push(accumulator)
-          return yield* finish(scored)
+          return yield* finishWithAll
         }
-        idle.push(accumulator)
         const nos = Int32Array.from(candidates, (i) => partial.nos[i]!)
-        const units = Float64Array.from(candidates, (i) => partial.units[i]!)
+        const units = Float64Array.from(candidates, (i) => unitsAt(partial, i))
+        idle.push(accumulator)
         const at = new Map(Array.from(nos, (no, i) => [no, i]))
         const weights = yield* sql<{ no: number; term: string; tf: number; len: number }>`
           SELECT n.no, t.term, t.tf, t.len FROM unnest(${Array.from(nos)}::int[]) AS n (no)
@@ -798,7 +808,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           JOIN chunk_terms t ON t.chunk_id = c.id AND t.term = ANY(${deferred.map((term) => term.term)}::text[])`
         for (const row of weights) units[at.get(row.no)!]! += weighOf(row.term)(row.tf, row.len)
         postingsRead += weights.length
-        return yield* finish({ nos, units })
+        return yield* finish({ nos, units, byNumber: false })
       }, Effect.orDie)
 
       const search = (

@@ -92,11 +92,13 @@ const compareToExhaustive = (
     const selections = [[sources[0]!], [sources[1]!, sources[2]!], sources]
     let compared = 0
     let pruned = 0
+    const asked: Array<{ query: string; sourceIds: ReadonlyArray<string>; limit: number; reference: unknown }> = []
     for (let q = 0; q < 20; q++) {
       const query = queryText(random, word)
       for (const sourceIds of selections) {
         for (const limit of [1, 3, 10, 40]) {
           const reference = yield* exhaustiveBm25(sql, query, sourceIds, limit, parameters)
+          asked.push({ query, sourceIds, limit, reference })
           const hits = yield* lexical.search(query, sourceIds, limit, parameters)
           assert.deepStrictEqual(hits, reference, `query "${query}", ${sourceIds.length} source(s), k ${limit}`)
           const measured = yield* pruning.searchMeasured(query, sourceIds, limit, parameters)
@@ -114,6 +116,13 @@ const compareToExhaustive = (
         }
       }
     }
+    // All at once: searches in flight together (each scoring into an accumulator of its own) answer as alone.
+    yield* Effect.forEach(asked, ({ limit, query, reference, sourceIds }) =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* lexical.search(query, sourceIds, limit, parameters), reference)
+        const measured = yield* pruning.searchMeasured(query, sourceIds, limit, parameters)
+        assert.deepStrictEqual(measured.hits, reference, `at once, pruning, query "${query}", k ${limit}`)
+      }), { concurrency: "unbounded", discard: true })
     return { compared, pruned }
   })
 
