@@ -1,4 +1,4 @@
-import { Context, Effect, Fiber, Layer, Option, Queue, Ref } from "effect"
+import { Cause, Context, Effect, Fiber, Layer, Option, Queue, Ref } from "effect"
 import { parentFromTraceParent } from "../observability/Tracing.ts"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
@@ -84,10 +84,13 @@ export class Workers extends Context.Service<Workers, {
                 Effect.catchCause((cause) => Effect.logError("settling a job failed", cause))
               )
             } else {
-              // No job: BM25's index is compacted a step at a time, then the queue looked at again.
+              // No job: BM25's index is compacted a step at a time, then the queue looked at again. A stop
+              // interrupting a step is no failure (its transaction rolls back).
               const compacted = yield* restore(lexical.compactStep).pipe(
                 Effect.catchCause((cause) =>
-                  Effect.logWarning("compacting the BM25 index failed", cause).pipe(Effect.as(false))
+                  Cause.hasInterruptsOnly(cause)
+                    ? Effect.failCause(cause)
+                    : Effect.logWarning("compacting the BM25 index failed", cause).pipe(Effect.as(false))
                 )
               )
               if (!compacted) yield* restore(Queue.take(jobs.wakeups).pipe(Effect.timeoutOption("1 second")))
