@@ -1,4 +1,5 @@
 import { Config, ConfigProvider, Context, Effect, Layer, Option, Redacted, Schema, SchemaGetter } from "effect"
+import * as Os from "node:os"
 import { defaultDataDir } from "./dataDir.ts"
 
 export type LogFormat = "json" | "pretty"
@@ -40,6 +41,11 @@ export interface EngramSettings {
   readonly webAllowPrivate: boolean
   readonly webTimeoutSeconds: number
   readonly webMaxPageBytes: number
+  /**
+   * Jobs worked at once (ENGRAM_WORKER_CONCURRENCY): by default three per core with PostgreSQL (a job waits on
+   * the database part of its time, when the others use the ingestion threads), two with the embedded database
+   * (one connection: more jobs would only queue there).
+   */
   readonly workerConcurrency: number
   readonly jobMaxAttempts: number
   readonly jobLeaseSeconds: number
@@ -218,7 +224,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   webAllowPrivate: setting(BooleanFlag, "ENGRAM_WEB_ALLOW_PRIVATE", false),
   webTimeoutSeconds: setting(integerBetween(1, 300), "ENGRAM_WEB_TIMEOUT_SECONDS", 15),
   webMaxPageBytes: setting(integerBetween(1024, 1024 ** 3), "ENGRAM_WEB_MAX_PAGE_BYTES", 5 * 1024 * 1024),
-  workerConcurrency: setting(integerBetween(0, 64), "ENGRAM_WORKER_CONCURRENCY", 2),
+  workerConcurrency: optionalSetting(integerBetween(0, 64), "ENGRAM_WORKER_CONCURRENCY"),
   jobMaxAttempts: setting(integerBetween(1, 100), "ENGRAM_JOB_MAX_ATTEMPTS", 5),
   jobLeaseSeconds: setting(integerBetween(2, 3600), "ENGRAM_JOB_LEASE_SECONDS", 30),
   parseTimeoutSeconds: setting(integerBetween(1, 3600), "ENGRAM_PARSE_TIMEOUT_SECONDS", 120),
@@ -264,11 +270,15 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   llmMaxRetries: setting(integerBetween(0, 10), "ENGRAM_LLM_MAX_RETRIES", 2),
   answerContextTokens: setting(integerBetween(256, 200_000), "ENGRAM_ANSWER_CONTEXT_TOKENS", 3000),
   universeSettleMs: setting(integerBetween(0, 600_000), "ENGRAM_UNIVERSE_SETTLE_MS", 2000)
-}).pipe(Config.map(({ host, ...settings }) => ({
+}).pipe(Config.map(({ host, workerConcurrency, ...settings }) => ({
   ...settings,
   // Name-only login lets anyone who reaches the port sign in as anyone: it listens on this machine only
   // unless the operator sets ENGRAM_HOST.
-  host: Option.getOrElse(host, () => settings.localLogin ? loopbackHost : "0.0.0.0")
+  host: Option.getOrElse(host, () => settings.localLogin ? loopbackHost : "0.0.0.0"),
+  workerConcurrency: Option.getOrElse(
+    workerConcurrency,
+    () => Option.isSome(settings.databaseUrl) ? Math.min(16, 3 * Os.availableParallelism()) : 2
+  )
 })))
 
 /** Whether `host` only accepts connections from this machine. */

@@ -1,4 +1,5 @@
 import { Context, Data, Effect, Layer, Semaphore } from "effect"
+import * as Os from "node:os"
 import { Worker } from "node:worker_threads"
 import { EngramConfig } from "../config.ts"
 import type { IngestTask, IngestTaskResult, TaskFailure } from "../ingest/tasks.ts"
@@ -155,7 +156,7 @@ export const makeThreads = (size: number, script: URL = workerScripts.ingest, id
 /**
  * The worker threads that run CPU-heavy ingestion work (parsing, chunking, rule extraction; src/ingest/tasks.ts)
  * off the thread that serves requests: one thread per ingestion worker (ENGRAM_WORKER_CONCURRENCY, at least one),
- * each running one task at a time. A task past its time limit has its thread stopped (a new one replaces it), so
+ * up to one per core (more would only share the cores), each running one task at a time. A task past its time limit has its thread stopped (a new one replaces it), so
  * no document can hold a thread longer than its stage's budget.
  */
 export class IngestThreads extends Context.Service<IngestThreads, {
@@ -165,7 +166,7 @@ export class IngestThreads extends Context.Service<IngestThreads, {
     IngestThreads,
     Effect.gen(function*() {
       const settings = yield* EngramConfig
-      const run = yield* makeThreads(Math.max(1, settings.workerConcurrency))
+      const run = yield* makeThreads(Math.max(1, Math.min(settings.workerConcurrency, Os.availableParallelism())))
       return IngestThreads.of({ run })
     })
   )
