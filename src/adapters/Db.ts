@@ -212,8 +212,11 @@ const embeddedSettings: Readonly<Record<string, string>> = {
   min_wal_size: "32MB"
 }
 
-/** An external PostgreSQL (>= 15) with the pgvector extension. */
-const postgresClient = (url: Redacted.Redacted<string>) =>
+/**
+ * An external PostgreSQL (>= 15) with the pgvector extension, with a connection for each ingestion worker (a job
+ * may wait on a lock inside its transaction) and eight more for requests and background work.
+ */
+const postgresClient = (url: Redacted.Redacted<string>, workers: number) =>
   Effect.gen(function*() {
     const unreachable = (error: unknown) =>
       new StartupError({
@@ -223,7 +226,7 @@ const postgresClient = (url: Redacted.Redacted<string>) =>
       })
     const client = yield* PgClient.make({
       url,
-      maxConnections: 10,
+      maxConnections: workers + 8,
       maxMessageSize,
       startupParameters: hnswSettings
     }).pipe(Effect.mapError(unreachable))
@@ -252,7 +255,7 @@ const clientLayer = Layer.unwrap(Effect.gen(function*() {
   return PgClient.layerFrom(
     Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir, config.pgliteSharedBuffersMb),
-      onSome: postgresClient
+      onSome: (url) => postgresClient(url, config.workerConcurrency)
     })
   )
 }))
