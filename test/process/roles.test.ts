@@ -49,7 +49,8 @@ describe("roles on one PostgreSQL: one api and two worker processes", () => {
         ENGRAM_JWT_SECRET: randomBytes(32).toString("hex"),
         ENGRAM_CHUNK_TOKENS: "64",
         // A dead worker's job is taken over 2 s after its last renewal.
-        ENGRAM_JOB_LEASE_SECONDS: "2"
+        ENGRAM_JOB_LEASE_SECONDS: "2",
+        ENGRAM_WORKER_CONCURRENCY: "2"
       }
       const startWorker = Effect.gen(function*() {
         const worker = yield* spawnEngram({ ...shared, ENGRAM_ROLE: "worker", ENGRAM_DATA_DIR: yield* scratchDir })
