@@ -156,8 +156,9 @@ export const makeThreads = (size: number, script: URL = workerScripts.ingest, id
 /**
  * The worker threads that run CPU-heavy ingestion work (parsing, chunking, rule extraction; src/ingest/tasks.ts)
  * off the thread that serves requests: one thread per ingestion worker (ENGRAM_WORKER_CONCURRENCY, at least one),
- * up to one per core (more would only share the cores), each running one task at a time. A task past its time limit has its thread stopped (a new one replaces it), so
- * no document can hold a thread longer than its stage's budget.
+ * up to one per core (more would only share the cores), each running one task at a time. A task past its time
+ * limit has its thread stopped (a new one replaces it), so no document can hold a thread longer than its stage's
+ * budget.
  */
 export class IngestThreads extends Context.Service<IngestThreads, {
   readonly run: <T extends IngestTask>(task: T, limitMillis: number) => Effect.Effect<IngestTaskResult<T>, IngestTaskError>
