@@ -309,6 +309,25 @@ export class Db extends Context.Service<Db, {
           Effect.forkScoped
         )
       }
+      if (engine === "postgres") {
+        // A server with autovacuum off never gathers planner statistics on its own: without them the plans of the
+        // statements the pipeline prepares while the tables are small (sequential scans) stay cached as the tables
+        // grow. The statistics of the schema's tables are refreshed as autovacuum would, once a minute (its default nap).
+        const [setting] = yield* sql<{ on: boolean }>`SELECT current_setting('autovacuum') = 'on' AS on`.pipe(Effect.orDie)
+        if (setting?.on === false) {
+          const analyze = Effect.gen(function*() {
+            const tables = yield* sql<{ name: string }>`
+              SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = current_schema()`
+            if (tables.length > 0) yield* sql.unsafe(`ANALYZE ${tables.map((table) => table.name).join(", ")}`)
+          })
+          yield* analyze.pipe(
+            Effect.ignore,
+            Effect.andThen(Effect.sleep(Duration.minutes(1))),
+            Effect.forever,
+            Effect.forkScoped
+          )
+        }
+      }
       return Db.of({ engine, check })
     })
   ).pipe(Layer.provideMerge(migrate), Layer.provideMerge(clientLayer))
