@@ -21,7 +21,6 @@ import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName, personForSho
 import type { Issue } from "../services/Sources.ts"
 import { searchable } from "./Searchable.ts"
 import { ownedSources } from "./SourceAccess.ts"
-import { markUniverseChanged } from "./Universe.ts"
 
 export type GraphError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId?: string }
@@ -250,6 +249,8 @@ interface SourceEntity {
   readonly kind: EntityKind
   readonly mention_count: number
   readonly created_at: Date
+  /** Whether it has a description already. */
+  readonly described: boolean
 }
 
 /** The rows resolving a document's entities adds, and the entity each of them became. */
@@ -339,7 +340,7 @@ const resolveEntities = (
     if (best === undefined && person !== null) {
       entity = known.get(person)!
     } else if (best === undefined) {
-      entity = { id: randomUUID(), name, kind, mention_count: 0, created_at: now }
+      entity = { id: randomUUID(), name, kind, mention_count: 0, created_at: now, described: description !== null }
       known.set(entity.id, entity)
       created.set(entity.id, { id: entity.id, source_id: sourceId, name, kind, description })
     } else {
@@ -354,7 +355,7 @@ const resolveEntities = (
       }
       // The first description wins, and only where the entity has none.
       if (description !== null && fresh !== undefined && fresh.description === null) fresh.description = description
-      if (description !== null && fresh === undefined && !described.has(entity.id)) {
+      if (description !== null && fresh === undefined && !entity.described && !described.has(entity.id)) {
         described.set(entity.id, description)
       }
     }
@@ -394,11 +395,15 @@ export class Graph extends Context.Service<Graph, {
   readonly store: (documentId: string, version: number, extraction: Extraction) => Effect.Effect<void>
   /**
    * In the transaction that makes `version` the document's active version, after active_version is set: removes
-   * the events and mentions of its other versions, recounts the entities they touched, deletes orphans.
+   * the events and mentions of its other versions, recounts the entities they touched, deletes orphans. The caller
+   * marks the source's universe changed.
    */
   readonly activate: (documentId: string, version: number) => Effect.Effect<void>
-  /** Before the document row is deleted (same transaction): removes its events and mentions, fixes entities. */
-  readonly removeDocument: (documentId: string) => Effect.Effect<void>
+  /**
+   * Before the document rows are deleted (same transaction): removes their events and mentions, fixes entities.
+   * The caller marks the source's universe changed.
+   */
+  readonly removeDocuments: (documentIds: ReadonlyArray<string>) => Effect.Effect<void>
   /** Visible events of the source, for SourceOut.event_count. */
   readonly eventCount: (sourceId: string) => Effect.Effect<number>
   readonly listEntities: (owner: UserId, sourceId: string, options: EntityListOptions) => Effect.Effect<
@@ -434,13 +439,18 @@ export class Graph extends Context.Service<Graph, {
           Effect.map(([row]) => row!.now)
         )
 
-      /** Every entity the document's rows of the versions `which` selects mention or involve in an event. */
-      const touchedBy = (documentId: string, which: Statement.Fragment) =>
-        sql<{ entity_id: string }>`
-          SELECT entity_id FROM entity_mentions WHERE document_id = ${documentId} AND ${which}
+      /**
+       * The entities the document's rows of any version mention or involve in an event, with the version. Its events'
+       * participants are read by event id: without planner statistics (no ANALYZE yet), a join from the document's
+       * events would scan every participant row.
+       */
+      const referencesOf = (documentId: string) =>
+        sql<{ entity_id: string; version: number }>`
+          SELECT entity_id, version FROM entity_mentions WHERE document_id = ${documentId}
           UNION
-          SELECT p.entity_id FROM event_participants p JOIN events ev ON ev.id = p.event_id
-          WHERE ev.document_id = ${documentId} AND ${which}`.pipe(Effect.map((rows) => rows.map((row) => row.entity_id)))
+          SELECT p.entity_id, ev.version FROM event_participants p JOIN events ev ON ev.id = p.event_id
+          WHERE p.event_id = ANY(ARRAY(SELECT id FROM events WHERE document_id = ${documentId}))
+            AND ev.document_id = ${documentId}`
 
       const setCountedVersion = (documentId: string, version: number | null) =>
         sql`UPDATE documents SET graph_version = ${version} WHERE id = ${documentId}`
@@ -491,6 +501,17 @@ export class Graph extends Context.Service<Graph, {
             AND NOT EXISTS (SELECT 1 FROM event_participants p WHERE p.entity_id = e.id)`
       })
 
+      /**
+       * Locks the entities' rows in id order. Every transaction that changes entity rows some other transaction may
+       * change too (counts, descriptions, kinds) locks them this way first, once, so that two of them wait for each
+       * other instead of deadlocking; the source's turn (lockSource), when taken, comes before.
+       */
+      const lockEntities = (entityIds: ReadonlyArray<string>) => {
+        const ids = [...new Set(entityIds)].sort()
+        return ids.length === 0 ? Effect.void : sql`
+          SELECT 1 FROM entities WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.pipe(Effect.asVoid)
+      }
+
       const store = Effect.fn("Graph.store")(function*(documentId: string, version: number, extraction: Extraction) {
         yield* sql.withTransaction(Effect.gen(function*() {
           // The document row first, then the source lock: the order Documents.remove takes them in.
@@ -498,20 +519,22 @@ export class Graph extends Context.Service<Graph, {
             SELECT source_id, graph_version FROM documents WHERE id = ${documentId} FOR KEY SHARE`
           if (document === undefined) return
           const sourceId = document.source_id
-          const now = yield* lockSource(sourceId)
-          const thisVersion = sql`version = ${version}`
-          const before = yield* touchedBy(documentId, thisVersion)
-          // Storing the counted version again (not done by the pipeline) takes its old rows out of the counts first.
-          const counted = document.graph_version === version
-          if (counted) {
-            yield* setCountedVersion(documentId, null)
-            yield* shiftCounts(documentId, version, "remove")
-          }
-          yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND ${thisVersion}`
-          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND ${thisVersion}`
+          // The document's own rows are read before the source's turn is taken: only this job writes them.
+          const before = (yield* referencesOf(documentId)).filter((row) => row.version === version)
+            .map((row) => row.entity_id)
           const chunks = yield* sql<{ id: string; ordinal: number; text: string }>`
             SELECT id, ordinal, text FROM chunks WHERE document_id = ${documentId} AND version = ${version}
             ORDER BY ordinal`
+          const now = yield* lockSource(sourceId)
+          // Storing the counted version again (not done by the pipeline) takes its old rows out of the counts first.
+          const counted = document.graph_version === version
+          if (counted) {
+            yield* lockEntities(before)
+            yield* setCountedVersion(documentId, null)
+            yield* shiftCounts(documentId, version, "remove")
+          }
+          yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND version = ${version}`
+          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND version = ${version}`
           const chunkByOrdinal = new Map(chunks.map((chunk) => [chunk.ordinal, chunk.id]))
 
           const named = new Map<string, { extracted: ExtractedEntity; name: string }>()
@@ -525,7 +548,7 @@ export class Graph extends Context.Service<Graph, {
           ))
           // Every entity any of them can resolve to; the ones the document itself adds are resolved in memory.
           const found = keys.size === 0 ? [] : yield* sql<SourceEntity & { key: string }>`
-            SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at
+            SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at, e.description IS NOT NULL AS described
             FROM entity_keys k JOIN entities e ON e.id = k.entity_id
             WHERE k.source_id = ${sourceId} AND k.key = ANY(${[...keys]}::text[])`
           // The source's persons a one-word name may be a short form of, by its first letter (a range of the key index).
@@ -537,7 +560,7 @@ export class Graph extends Context.Service<Graph, {
           for (const letter of letters) {
             const next = String.fromCodePoint(letter.codePointAt(0)! + 1)
             persons.push(...yield* sql<SourceEntity & { key: string }>`
-              SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at
+              SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at, e.description IS NOT NULL AS described
               FROM entity_keys k JOIN entities e ON e.id = k.entity_id
               WHERE k.source_id = ${sourceId} AND k.key >= ${letter} AND k.key < ${next} AND e.kind = 'person'`)
           }
@@ -545,6 +568,7 @@ export class Graph extends Context.Service<Graph, {
           for (const batch of Arr.chunksOf(resolution.created, 1000)) {
             yield* sql`INSERT INTO entities ${sql.insert(batch)}`
           }
+          yield* lockEntities([...resolution.described.keys(), ...resolution.rekinded.keys()])
           if (resolution.described.size > 0) {
             yield* sql`
               UPDATE entities e SET description = d.description
@@ -660,36 +684,45 @@ export class Graph extends Context.Service<Graph, {
       })
 
       /**
-       * Makes `keep` the document's counted version (null: none), then removes its graph rows of every other version
-       * and the entities left with none.
+       * Makes `keep` the documents' counted version (null: none), then removes their graph rows of every other version
+       * and the entities left with none. A first activation takes nothing away, so it does not wait for the source's
+       * turn: the entities it counts are locked in id order, as every writer of counts locks them, and concurrent
+       * activations of a source's documents wait only for the rows they share.
        */
-      const removeVersions = (documentId: string, keep: number | null) =>
+      const removeVersions = (documentIds: ReadonlyArray<string>, keep: number | null) =>
         sql.withTransaction(Effect.gen(function*() {
-          // The callers hold the document row (FOR UPDATE), so its counted version stays as read.
-          const [document] = yield* sql<{ source_id: string; graph_version: number | null }>`
-            SELECT source_id, graph_version FROM documents WHERE id = ${documentId}`
-          if (document === undefined) return
-          yield* lockSource(document.source_id)
-          const counted = document.graph_version
-          if (counted !== keep) {
-            yield* setCountedVersion(documentId, keep)
-            if (counted !== null) yield* shiftCounts(documentId, counted, "remove")
-            if (keep !== null) yield* shiftCounts(documentId, keep, "add")
+          // The callers hold the document rows (FOR UPDATE), so their counted versions stay as read.
+          const documents = yield* sql<{ id: string; source_id: string; graph_version: number | null }>`
+            SELECT id, source_id, graph_version FROM documents WHERE id = ANY(${documentIds}::text[]) ORDER BY id`
+          if (documents.length === 0) return
+          const ids = documents.map((document) => document.id)
+          const referenced: Array<{ entity_id: string; version: number }> = []
+          for (const id of ids) referenced.push(...yield* referencesOf(id))
+          const touched = referenced.filter((row) => row.version !== keep).map((row) => row.entity_id)
+          if (touched.length > 0) {
+            for (const sourceId of new Set(documents.map((document) => document.source_id).sort())) {
+              yield* lockSource(sourceId)
+            }
+          }
+          yield* lockEntities(referenced.map((row) => row.entity_id))
+          for (const { id, graph_version: counted } of documents) {
+            if (counted === keep) continue
+            yield* setCountedVersion(id, keep)
+            if (counted !== null) yield* shiftCounts(id, counted, "remove")
+            if (keep !== null) yield* shiftCounts(id, keep, "add")
           }
           const others = keep === null ? sql`true` : sql`version <> ${keep}`
-          const touched = yield* touchedBy(documentId, others)
-          yield* sql`DELETE FROM events WHERE document_id = ${documentId} AND ${others}`
-          yield* sql`DELETE FROM entity_mentions WHERE document_id = ${documentId} AND ${others}`
+          yield* sql`DELETE FROM events WHERE document_id = ANY(${ids}::text[]) AND ${others}`
+          yield* sql`DELETE FROM entity_mentions WHERE document_id = ANY(${ids}::text[]) AND ${others}`
           yield* deleteOrphans(touched)
-          yield* markUniverseChanged(sql, document.source_id)
         })).pipe(Effect.orDie)
 
       const activate = Effect.fn("Graph.activate")(function*(documentId: string, version: number) {
-        yield* removeVersions(documentId, version)
+        yield* removeVersions([documentId], version)
       })
 
-      const removeDocument = Effect.fn("Graph.removeDocument")(function*(documentId: string) {
-        yield* removeVersions(documentId, null)
+      const removeDocuments = Effect.fn("Graph.removeDocuments")(function*(documentIds: ReadonlyArray<string>) {
+        yield* removeVersions(documentIds, null)
       })
 
       const eventCount = Effect.fn("Graph.eventCount")(function*(sourceId: string) {
@@ -1127,7 +1160,7 @@ export class Graph extends Context.Service<Graph, {
       return Graph.of({
         store,
         activate,
-        removeDocument,
+        removeDocuments,
         eventCount,
         listEntities,
         getEntity,

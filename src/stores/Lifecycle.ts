@@ -131,6 +131,12 @@ export class Lifecycle extends Context.Service<Lifecycle, {
           ? Effect.never
           : Effect.void
 
+      /**
+       * One commit. Transactions take the rows they share in one order, so that two of them wait for each other
+       * instead of deadlocking: document rows, the source's graph turn (Graph), entity rows (in id order), the
+       * source's term rows (in term order), its lexical totals, its universe mark. The later in that order, the more
+       * of the source's documents share the row: taken last, it is held only until the commit.
+       */
       const transition = <A>(name: string, body: Effect.Effect<A, unknown>) =>
         sql.withTransaction(body).pipe(Effect.orDie, Effect.tap(() => committed(name)))
 
@@ -310,9 +316,10 @@ export class Lifecycle extends Context.Service<Lifecycle, {
               ORDER BY d.id FOR UPDATE`
             if (rows.length === 0) return { documents: 0, chunks: 0 }
             const ids = rows.map((row) => row.id)
-            for (const row of rows) if (row.status === "ready") yield* lexical.count(row.id, -1)
             yield* cancelJobs(ids)
-            for (const id of ids) yield* graph.removeDocument(id)
+            yield* graph.removeDocuments(ids)
+            for (const row of rows) if (row.status === "ready") yield* lexical.count(row.id, -1)
+            yield* markUniverseChanged(sql, sourceId)
             yield* erasure.forgetDocuments(ids)
             yield* sql`DELETE FROM documents WHERE id IN ${sql.in(ids)}`
             return { documents: rows.length, chunks: rows.reduce((sum, row) => sum + row.chunks, 0) }
@@ -347,8 +354,8 @@ export class Lifecycle extends Context.Service<Lifecycle, {
       }
 
       const lockForJob = (job: JobRow) =>
-        sql<{ status: DocumentStatus; job_id: string | null }>`
-          SELECT status, job_id FROM documents WHERE id = ${job.document_id} FOR UPDATE`.pipe(
+        sql<{ status: DocumentStatus; job_id: string | null; source_id: string }>`
+          SELECT status, job_id, source_id FROM documents WHERE id = ${job.document_id} FOR UPDATE`.pipe(
           Effect.map((rows) => rows[0])
         )
 
@@ -377,30 +384,46 @@ export class Lifecycle extends Context.Service<Lifecycle, {
           })
         ))
 
-      const activate = Effect.fn("Lifecycle.activate")((job: JobRow) =>
-        transition(
+      const activate = Effect.fn("Lifecycle.activate")(function*(job: JobRow) {
+        const { outcome, added } = yield* transition(
           "activate",
           Effect.gen(function*() {
             const documentId = job.document_id!
             const version = job.document_version ?? 1
-            const stop = stopReason(job, yield* lockForJob(job))
-            if (stop !== undefined) return stop
+            const document = yield* lockForJob(job)
+            const stop = stopReason(job, document)
+            if (stop !== undefined) return { outcome: stop, added: undefined }
             yield* sql`
               UPDATE documents SET active_version = ${version}, status = 'ready', stage = NULL, ready_at = now(),
                 error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
               WHERE id = ${documentId}`
             yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version <> ${version}`
             yield* sql`DELETE FROM document_parses WHERE document_id = ${documentId} AND version <> ${version}`
-            yield* lexical.count(documentId, 1)
+            // The rows every document of the source writes come last (see transition).
             yield* graph.activate(documentId, version)
+            const added = yield* lexical.count(documentId, 1)
+            yield* markUniverseChanged(sql, document.source_id)
             yield* sql`
               UPDATE jobs SET status = 'succeeded', stage = NULL, completed_stage = 'index',
                 progress_done = progress_total, error_code = NULL, error_message = NULL, error_stage = NULL,
                 lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
               WHERE id = ${job.id}`
-            return "done" as const
+            return { outcome: "done" as const, added }
           })
-        ))
+        )
+        // Merging the terms' segments waits for no other document's commit. The document is ready either way: a
+        // merge that fails or never runs leaves the segments to the next merge of the term or to compaction.
+        if (added !== undefined) {
+          yield* lexical.merge(added).pipe(
+            Effect.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause)
+                ? Effect.failCause(cause)
+                : Effect.logWarning("merging BM25 segments failed", cause)
+            )
+          )
+        }
+        return outcome
+      })
 
       /** Only the worker still holding the job may write how its run ended. */
       const held = (job: JobRow) => sql`id = ${job.id} AND status = 'running' AND lease_owner = ${job.lease_owner}`

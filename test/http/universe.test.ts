@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Graph } from "../../src/stores/Graph.ts"
-import { hubEvents, storedNeighbours } from "../../src/stores/Universe.ts"
+import { hubEvents, markUniverseChanged, storedNeighbours } from "../../src/stores/Universe.ts"
 import { entity, event, onDay, seedDocument } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
@@ -483,6 +483,7 @@ for (const engine of engines) {
           ])
           yield* graph.store(documentId, 1, { entities, events })
           yield* graph.activate(documentId, 1)
+          yield* markUniverseChanged(sql, source)
         }
         yield* settled(token)
         const [hana] = yield* sql<{ id: string }>`
