@@ -256,12 +256,6 @@ export const mergeGroups = <A extends { readonly postings: number }>(
   return groups
 }
 
-/** The terms a document's segments were added for, in one source. */
-export interface AddedSegments {
-  readonly sourceId: string
-  readonly terms: ReadonlyArray<string>
-}
-
 /** Sources to search: their ids, or ids with the user they must belong to (see `searchMeasured`). */
 export type SearchedSources = ReadonlyArray<string> | { readonly ids: ReadonlyArray<string>; readonly owner: string }
 
@@ -321,15 +315,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
   /**
    * Adds (+1) or removes (-1) the document's current-version chunks from the statistics and, when it adds them, from
    * the packed postings. Call it inside the transaction that makes the document ready (+1) or takes it out of
-   * search (-1). Adding answers the segments added, for `merge` once that transaction has committed.
+   * search (-1).
    */
-  readonly count: (documentId: string, sign: 1 | -1) => Effect.Effect<AddedSegments | undefined>
-  /**
-   * Merges the source's segments of the terms where a size class has filled up, each group of terms in a
-   * transaction of its own (their term rows locked in term order, as adding and compaction lock them): outside the
-   * transaction that added the segments, whose term rows every document of the source shares.
-   */
-  readonly merge: (added: AddedSegments) => Effect.Effect<void>
+  readonly count: (documentId: string, sign: 1 | -1) => Effect.Effect<void>
   /** Records each chunk's postings and length in lexemes (BM25's document length) for a freshly written version. */
   readonly measure: (documentId: string, version: number) => Effect.Effect<void>
   /**
@@ -415,37 +403,23 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       /** A segment's size class: segments of one class are merged together, so each posting is rewritten rarely. */
       const sizeClass = sql`floor(ln(postings) / ln(${mergeFanIn}))::int`
 
-      /** The size classes of the source's segments of `terms` that hold `mergeFanIn` segments or more. */
-      const fullClasses = (sourceId: string, terms: ReadonlyArray<string>) =>
-        sql<{ term: string; size: number; postings: number }>`
-          SELECT term, ${sizeClass} AS size, sum(postings)::int AS postings FROM lexical_segments
-          WHERE source_id = ${sourceId} AND term = ANY(${terms}::text[])
-          GROUP BY term, size HAVING count(*) >= ${mergeFanIn}`
-
       /**
-       * Per full class, its postings but those of numbers that left search, by chunk number, in one segment; a group
-       * of terms at once (a document fills classes of many terms). The classes are read again under the locks:
-       * another document's merge may have emptied them meanwhile.
+       * The source's segments of the `terms` merged where a size class has `mergeFanIn` of them: per term, the full
+       * classes' postings but those of numbers that left search, by chunk number, in one segment; all terms at once
+       * (a document fills classes of many terms). Run after the terms' rows in lexical_terms were written in this
+       * transaction: their locks keep two documents from merging one term at once.
        */
-      const merge = Effect.fn("LexicalIndex.merge")(function*({ sourceId, terms }: AddedSegments) {
+      const merge = Effect.fnUntraced(function*(sourceId: string, terms: ReadonlyArray<string>) {
         // A merged segment can fill the next size class in turn: its term is looked at again.
         for (let pending = terms; pending.length > 0;) {
-          const merged: Array<string> = []
-          for (const group of mergeGroups(yield* fullClasses(sourceId, pending))) {
-            yield* sql.withTransaction(Effect.gen(function*() {
-              // Terms that left search (no row) are left to compaction.
-              const locked = yield* sql<{ term: string }>`
-                SELECT term FROM lexical_terms
-                WHERE source_id = ${sourceId} AND term = ANY(${[...new Set(group.map((row) => row.term))]}::text[])
-                ORDER BY term FOR UPDATE`
-              const still = locked.length === 0 ? [] : yield* fullClasses(sourceId, locked.map((row) => row.term))
-              if (still.length > 0) yield* mergeClasses(sourceId, still)
-              merged.push(...still.map((row) => row.term))
-            }))
-          }
-          pending = [...new Set(merged)]
+          const full = yield* sql<{ term: string; size: number; postings: number }>`
+            SELECT term, ${sizeClass} AS size, sum(postings)::int AS postings FROM lexical_segments
+            WHERE source_id = ${sourceId} AND term = ANY(${pending}::text[])
+            GROUP BY term, size HAVING count(*) >= ${mergeFanIn}`
+          for (const group of mergeGroups(full)) yield* mergeClasses(sourceId, group)
+          pending = full.map((row) => row.term)
         }
-      }, Effect.orDie)
+      })
 
       /** The full classes merged: each one's segments replaced by one, without the postings of numbers that left search. */
       const mergeClasses = (sourceId: string, full: ReadonlyArray<{ readonly term: string; readonly size: number }>) =>
@@ -613,14 +587,6 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const terms = [...frequencies.keys()].sort()
         for (let i = 0; sourceId !== undefined && i < terms.length; i += termsPerStatement) {
           const slice = terms.slice(i, i + termsPerStatement)
-          // New segment rows first: nothing else waits for them, while the term rows are shared.
-          if (sign === 1) {
-            yield* sql`
-              INSERT INTO lexical_segments (source_id, term, postings, packed)
-              SELECT ${sourceId}, u.term, u.postings, decode(u.packed, 'base64')
-              FROM unnest(${slice}::text[], ${slice.map((term) => frequencies.get(term)!)}::int[],
-                ${slice.map(segmentOf)}::text[]) AS u (term, postings, packed)`
-          }
           yield* sql`
             INSERT INTO lexical_terms (source_id, term, df)
             SELECT ${sourceId}, u.term, ${sign} * u.df
@@ -629,6 +595,13 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           if (sign === -1) {
             yield* sql`
               DELETE FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${slice}::text[]) AND df <= 0`
+          } else {
+            yield* sql`
+              INSERT INTO lexical_segments (source_id, term, postings, packed)
+              SELECT ${sourceId}, u.term, u.postings, decode(u.packed, 'base64')
+              FROM unnest(${slice}::text[], ${slice.map((term) => frequencies.get(term)!)}::int[],
+                ${slice.map(segmentOf)}::text[]) AS u (term, postings, packed)`
+            yield* merge(sourceId, slice)
           }
         }
         yield* sql`
@@ -640,7 +613,6 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
           ON CONFLICT (source_id) DO UPDATE SET
             chunk_count = lexical_stats.chunk_count + EXCLUDED.chunk_count,
             total_length = lexical_stats.total_length + EXCLUDED.total_length`
-        return sign === 1 && sourceId !== undefined ? { sourceId, terms } : undefined
       }, Effect.orDie)
 
       const measure = Effect.fn("LexicalIndex.measure")(function*(documentId: string, version: number) {
@@ -847,7 +819,7 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         withChunks = false
       ) => Effect.map(searchMeasured(query, sourceIds, limit, parameters, withChunks), ({ hits }) => hits)
 
-      return LexicalIndex.of({ count, merge, measure, search, searchMeasured, compactStep })
+      return LexicalIndex.of({ count, measure, search, searchMeasured, compactStep })
     })
   )
 

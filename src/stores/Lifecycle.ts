@@ -384,15 +384,15 @@ export class Lifecycle extends Context.Service<Lifecycle, {
           })
         ))
 
-      const activate = Effect.fn("Lifecycle.activate")(function*(job: JobRow) {
-        const { outcome, added } = yield* transition(
+      const activate = Effect.fn("Lifecycle.activate")((job: JobRow) =>
+        transition(
           "activate",
           Effect.gen(function*() {
             const documentId = job.document_id!
             const version = job.document_version ?? 1
             const document = yield* lockForJob(job)
             const stop = stopReason(job, document)
-            if (stop !== undefined) return { outcome: stop, added: undefined }
+            if (stop !== undefined) return stop
             yield* sql`
               UPDATE documents SET active_version = ${version}, status = 'ready', stage = NULL, ready_at = now(),
                 error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
@@ -401,29 +401,16 @@ export class Lifecycle extends Context.Service<Lifecycle, {
             yield* sql`DELETE FROM document_parses WHERE document_id = ${documentId} AND version <> ${version}`
             // The rows every document of the source writes come last (see transition).
             yield* graph.activate(documentId, version)
-            const added = yield* lexical.count(documentId, 1)
+            yield* lexical.count(documentId, 1)
             yield* markUniverseChanged(sql, document.source_id)
             yield* sql`
               UPDATE jobs SET status = 'succeeded', stage = NULL, completed_stage = 'index',
                 progress_done = progress_total, error_code = NULL, error_message = NULL, error_stage = NULL,
                 lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now()
               WHERE id = ${job.id}`
-            return { outcome: "done" as const, added }
+            return "done" as const
           })
-        )
-        // Merging the terms' segments waits for no other document's commit. The document is ready either way: a
-        // merge that fails or never runs leaves the segments to the next merge of the term or to compaction.
-        if (added !== undefined) {
-          yield* lexical.merge(added).pipe(
-            Effect.catchCause((cause) =>
-              Cause.hasInterruptsOnly(cause)
-                ? Effect.failCause(cause)
-                : Effect.logWarning("merging BM25 segments failed", cause)
-            )
-          )
-        }
-        return outcome
-      })
+        ))
 
       /** Only the worker still holding the job may write how its run ended. */
       const held = (job: JobRow) => sql`id = ${job.id} AND status = 'running' AND lease_owner = ${job.lease_owner}`
