@@ -312,8 +312,10 @@ export class Db extends Context.Service<Db, {
       if (engine === "postgres") {
         // A server with autovacuum off never gathers planner statistics on its own: without them the plans of the
         // statements the pipeline prepares while the tables are small (sequential scans) stay cached as the tables
-        // grow. The statistics of the schema's tables are refreshed as autovacuum would, once a minute (its default nap).
-        const [setting] = yield* sql<{ on: boolean }>`SELECT current_setting('autovacuum') = 'on' AS on`.pipe(Effect.orDie)
+        // grow. The statistics of the schema's tables are refreshed as autovacuum would, once a minute (its nap).
+        const [setting] = yield* sql<{ on: boolean }>`SELECT current_setting('autovacuum') = 'on' AS on`.pipe(
+          Effect.orDie
+        )
         if (setting?.on === false) {
           const analyze = Effect.gen(function*() {
             const tables = yield* sql<{ name: string }>`

@@ -485,7 +485,8 @@ for (const engine of engines) {
           const people = ["Jane Smith", "Jordan Lee", "Priya Nair", "Tomas Berg", "Ana Silva", "Kenji Mori"]
           const places = ["Berlin", "Madrid", "Lisbon", "Oslo"]
           const textOf = (n: number) =>
-            `${people[n % 6]} met ${people[(n + 1) % 6]} at Acme Corp in ${places[n % 4]} on ${1 + (n % 27)} May 2021. ` +
+            `${people[n % 6]} met ${people[(n + 1) % 6]} at Acme Corp in ${places[n % 4]} ` +
+            `on ${1 + (n % 27)} May 2021. ` +
             `${people[(n + 2) % 6]} joined Globex in ${places[(n + 1) % 4]} in ${2000 + n}. Report ${n}.`
           const ingest = (n: number) =>
             Effect.map(ingestText(url, token, sourceId, `doc ${n}`, textOf(n)), (reply) => reply.body.id as string)
@@ -523,7 +524,8 @@ for (const engine of engines) {
           )
           assert.deepStrictEqual(yield* countsOffRecount(sourceId), [])
           const [counted] = yield* sql<{ documents: number; entities: number }>`
-            SELECT (SELECT count(*) FROM documents WHERE source_id = ${sourceId} AND status = 'ready')::int AS documents,
+            SELECT
+              (SELECT count(*) FROM documents WHERE source_id = ${sourceId} AND status = 'ready')::int AS documents,
               (SELECT count(*) FROM entities WHERE source_id = ${sourceId} AND name = 'Jane Smith')::int AS entities`
           assert.deepStrictEqual(counted, { documents: 18, entities: 1 }, "one Jane Smith across all documents")
         }), 240_000)
