@@ -2,6 +2,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Extraction, TimeValue } from "../../src/extract/Extraction.ts"
 import { Graph } from "../../src/stores/Graph.ts"
+import { markUniverseChanged } from "../../src/stores/Universe.ts"
 import { entity, event, onDay, seedDocument } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
@@ -15,13 +16,15 @@ const period = (start: string, end: string, precision: TimeValue["precision"], t
   relative: false
 })
 
-/** Stores an extraction for a fresh ready document of the source. */
+/** Stores an extraction for a fresh ready document of the source; marks its universe changed, as activation does. */
 const storeDocument = (sourceId: string, title: string, chunks: ReadonlyArray<string>, extraction: Extraction) =>
   Effect.gen(function*() {
     const graph = yield* Graph
+    const { sql } = yield* TestServer
     const documentId = yield* seedDocument(sourceId, title, chunks)
     yield* graph.store(documentId, 1, extraction)
     yield* graph.activate(documentId, 1)
+    yield* markUniverseChanged(sql, sourceId)
     return documentId
   })
 
