@@ -310,21 +310,42 @@ export class Db extends Context.Service<Db, {
         )
       }
       if (engine === "postgres") {
-        // A server with autovacuum off never gathers planner statistics on its own: without them the plans of the
-        // statements the pipeline prepares while the tables are small (sequential scans) stay cached as the tables
-        // grow. The statistics of the schema's tables are refreshed as autovacuum would, once a minute (its nap).
+        // A server with autovacuum off neither gathers planner statistics nor reclaims dead rows on its own: the
+        // plans of statements prepared while the tables were small (sequential scans) stay as the tables grow, and
+        // index-only scans visit the table for every row. The service then does what autovacuum would, by its rule
+        // and the server's settings (a table whose changes since its last analysis or vacuum pass the threshold
+        // plus the scale factor times its rows), checked every few seconds rather than once a minute: a bulk
+        // ingest changes the tables' sizes by orders of magnitude in its first minute.
         const [setting] = yield* sql<{ on: boolean }>`SELECT current_setting('autovacuum') = 'on' AS on`.pipe(
           Effect.orDie
         )
         if (setting?.on === false) {
-          const analyze = Effect.gen(function*() {
-            const tables = yield* sql<{ name: string }>`
-              SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = current_schema()`
-            if (tables.length > 0) yield* sql.unsafe(`ANALYZE ${tables.map((table) => table.name).join(", ")}`)
+          const maintain = Effect.gen(function*() {
+            const due = yield* sql<{ name: string; vacuum: boolean; analyze: boolean }>`
+              WITH settings AS (
+                SELECT
+                  current_setting('autovacuum_vacuum_threshold')::float8 AS vt,
+                  current_setting('autovacuum_vacuum_scale_factor')::float8 AS vs,
+                  current_setting('autovacuum_vacuum_insert_threshold')::float8 AS it,
+                  current_setting('autovacuum_vacuum_insert_scale_factor')::float8 AS "is",
+                  current_setting('autovacuum_analyze_threshold')::float8 AS at,
+                  current_setting('autovacuum_analyze_scale_factor')::float8 AS "as"
+              )
+              SELECT format('%I.%I', t.schemaname, t.relname) AS name,
+                t.n_dead_tup > vt + vs * greatest(c.reltuples, 0)
+                  OR t.n_ins_since_vacuum > it + "is" * greatest(c.reltuples, 0) AS vacuum,
+                t.last_analyze IS NULL OR t.n_mod_since_analyze > at + "as" * greatest(c.reltuples, 0) AS analyze
+              FROM pg_stat_user_tables t JOIN pg_class c ON c.oid = t.relid, settings
+              WHERE t.schemaname = current_schema()
+              ORDER BY t.relname`
+            for (const table of due) {
+              if (table.vacuum) yield* sql.unsafe(`VACUUM (ANALYZE) ${table.name}`)
+              else if (table.analyze) yield* sql.unsafe(`ANALYZE ${table.name}`)
+            }
           })
-          yield* analyze.pipe(
+          yield* maintain.pipe(
             Effect.ignore,
-            Effect.andThen(Effect.sleep(Duration.minutes(1))),
+            Effect.andThen(Effect.sleep(Duration.seconds(5))),
             Effect.forever,
             Effect.forkScoped
           )
