@@ -271,6 +271,10 @@ const migrate = Layer.effectDiscard(
   )
 )
 
+/** Runs `work` now and then every `pause` after it ends, for the scope; a failed run waits for the next. */
+const periodically = <E, R>(work: Effect.Effect<unknown, E, R>, pause: Duration.Duration) =>
+  work.pipe(Effect.ignore, Effect.andThen(Effect.sleep(pause)), Effect.forever, Effect.forkScoped)
+
 export class Db extends Context.Service<Db, {
   readonly engine: StorageEngine
   /** Succeeds when the database answers and has every migration applied. */
@@ -301,12 +305,9 @@ export class Db extends Context.Service<Db, {
         // table visits) and refresh the planner's statistics as the data grows. Nor does it checkpoint by itself
         // (in one process, max_wal_size triggers nothing): without a checkpoint the write-ahead log keeps every
         // segment until the database closes, and a start after a crash replays all of it.
-        yield* sql`VACUUM (ANALYZE)`.pipe(
-          Effect.ignore,
-          Effect.andThen(Effect.ignore(sql`CHECKPOINT`)),
-          Effect.andThen(Effect.sleep(Duration.seconds(config.pgliteMaintenanceSeconds))),
-          Effect.forever,
-          Effect.forkScoped
+        yield* periodically(
+          Effect.ignore(sql`VACUUM (ANALYZE)`).pipe(Effect.andThen(sql`CHECKPOINT`)),
+          Duration.seconds(config.pgliteMaintenanceSeconds)
         )
       }
       if (engine === "postgres") {
@@ -343,12 +344,7 @@ export class Db extends Context.Service<Db, {
               else if (table.analyze) yield* sql.unsafe(`ANALYZE ${table.name}`)
             }
           })
-          yield* maintain.pipe(
-            Effect.ignore,
-            Effect.andThen(Effect.sleep(Duration.seconds(5))),
-            Effect.forever,
-            Effect.forkScoped
-          )
+          yield* periodically(maintain, Duration.seconds(5))
         }
       }
       return Db.of({ engine, check })
