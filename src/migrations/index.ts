@@ -16,6 +16,7 @@ import graphVersion from "./0014_graph_version.ts"
 import termBounds from "./0015_term_bounds.ts"
 import packedPostings from "./0016_packed_postings.ts"
 import nearDuplicateKeys from "./0017_near_duplicate_keys.ts"
+import personEntities from "./0018_person_entities.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -35,7 +36,8 @@ const all = {
   "0014_graph_version": graphVersion,
   "0015_term_bounds": termBounds,
   "0016_packed_postings": packedPostings,
-  "0017_near_duplicate_keys": nearDuplicateKeys
+  "0017_near_duplicate_keys": nearDuplicateKeys,
+  "0018_person_entities": personEntities
 }
 
 export const migrations = Migrator.fromRecord(all)

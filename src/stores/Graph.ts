@@ -562,7 +562,8 @@ export class Graph extends Context.Service<Graph, {
             persons.push(...yield* sql<SourceEntity & { key: string }>`
               SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at, e.description IS NOT NULL AS described
               FROM entity_keys k JOIN entities e ON e.id = k.entity_id
-              WHERE k.source_id = ${sourceId} AND k.key >= ${letter} AND k.key < ${next} AND e.kind = 'person'`)
+              WHERE k.source_id = ${sourceId} AND k.key >= ${letter} AND k.key < ${next}
+                AND e.source_id = ${sourceId} AND e.kind = 'person'`)
           }
           const resolution = resolveEntities(sourceId, entities, found, now, persons)
           for (const batch of Arr.chunksOf(resolution.created, 1000)) {
