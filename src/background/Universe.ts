@@ -5,8 +5,13 @@ import { type Claim, type SourceGraph, UniverseMaps } from "../stores/Universe.t
 import { workerScripts } from "../workers.ts"
 import type { MapInput } from "./universeMap.ts"
 
-/** A source marked this long ago is recomputed even while changes keep coming. */
+/**
+ * A source marked this long ago is recomputed even while changes keep coming, or, when its last map took longer
+ * than a tenth of that, `busyFactor` times that map's time: during a long ingest the maps of a large source take
+ * at most about a tenth of one core's time, not a share that grows with the source.
+ */
 const maxWaitMs = 30_000
+const busyFactor = 10
 /** A map that takes longer than this is abandoned (the source stays marked and is tried again later). */
 const computeLimitMs = 5 * 60_000
 const retryMs = 60_000
@@ -64,7 +69,7 @@ export const UniverseRecompute = Layer.effectDiscard(Effect.gen(function*() {
   })
 
   const step = Effect.gen(function*() {
-    const claimed = yield* maps.claim(settings.universeSettleMs, maxWaitMs)
+    const claimed = yield* maps.claim(settings.universeSettleMs, maxWaitMs, busyFactor)
     if (Option.isNone(claimed)) return yield* Effect.sleep(`${tick} millis`)
     yield* recompute(claimed.value).pipe(
       Effect.catchCause((cause) =>

@@ -67,10 +67,12 @@ const labelMembers = 3
  */
 export class UniverseMaps extends Context.Service<UniverseMaps, {
   /**
-   * A marked source that has been quiet for `settleMs` (or marked for `maxWaitMs`, so a steady stream of
-   * changes still refreshes it) and that no one else is computing; claimed for 10 minutes.
+   * A marked source that has been quiet for `settleMs` (or, so that a steady stream of changes still refreshes it,
+   * marked for `maxWaitMs` or `busyFactor` times its last computation's time, whichever is longer: a map that takes
+   * long to compute is recomputed less often while the changes go on) and that no one else is computing; claimed
+   * for 10 minutes.
    */
-  readonly claim: (settleMs: number, maxWaitMs: number) => Effect.Effect<Option.Option<Claim>>
+  readonly claim: (settleMs: number, maxWaitMs: number, busyFactor: number) => Effect.Effect<Option.Option<Claim>>
   /** A failed recompute: the source stays marked and is tried again after `retryMs`. */
   readonly release: (claim: Claim, retryMs: number) => Effect.Effect<void>
   readonly load: (sourceId: string) => Effect.Effect<SourceGraph>
@@ -91,7 +93,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const claim = Effect.fn("UniverseMaps.claim")(function*(settleMs: number, maxWaitMs: number) {
+      const claim = Effect.fn("UniverseMaps.claim")(function*(settleMs: number, maxWaitMs: number, busyFactor: number) {
         const [row] = yield* sql<{ source_id: string; revision: string | number }>`
           UPDATE universe_sources SET claimed_until = now() + interval '10 minutes'
           WHERE source_id = (
@@ -99,7 +101,8 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
             WHERE dirty_since IS NOT NULL
               AND (claimed_until IS NULL OR claimed_until < now())
               AND (marked_at <= now() - make_interval(secs => ${settleMs / 1000})
-                OR dirty_since <= now() - make_interval(secs => ${maxWaitMs / 1000}))
+                OR dirty_since <= now() - make_interval(
+                  secs => greatest(${maxWaitMs / 1000}, ${busyFactor} * coalesce(compute_ms, 0) / 1000.0)))
             ORDER BY dirty_since, source_id
             LIMIT 1
             FOR UPDATE SKIP LOCKED)
