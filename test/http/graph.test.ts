@@ -1,8 +1,15 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { Extraction } from "../../src/extract/Extraction.ts"
-import { Graph } from "../../src/stores/Graph.ts"
-import { chunksA, chunksB, entity, event, extractionA, extractionB, onDay, seedDocument } from "../support/graph.ts"
+import {
+  chunksA,
+  chunksB,
+  entity,
+  event,
+  extractionA,
+  extractionB,
+  onDay,
+  storeActiveDocument
+} from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
 import { createSource } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
@@ -23,20 +30,6 @@ interface Seeded {
   readonly foreignEvent: string
 }
 
-/** Stores an extraction for a fresh ready document of the source. */
-const storeDocument = (
-  sourceId: string,
-  title: string,
-  chunks: ReadonlyArray<string>,
-  extraction: Extraction
-) =>
-  Effect.gen(function*() {
-    const graph = yield* Graph
-    const documentId = yield* seedDocument(sourceId, title, chunks)
-    yield* graph.store(documentId, 1, extraction)
-    yield* graph.activate(documentId, 1)
-    return documentId
-  })
 
 const seededServers = new Map<string, Seeded>()
 
@@ -50,9 +43,9 @@ const seed = Effect.gen(function*() {
   const source = yield* createSource(url, owner, "History")
   const other = yield* createSource(url, owner, "Other")
   const foreign = yield* createSource(url, intruder, "Mine")
-  yield* storeDocument(source, "a", chunksA, extractionA)
-  yield* storeDocument(source, "b", chunksB, extractionB)
-  yield* storeDocument(source, "c", ["International Business Machines hired Jane Smith. IBM grew."], {
+  yield* storeActiveDocument(source, "a", chunksA, extractionA)
+  yield* storeActiveDocument(source, "b", chunksB, extractionB)
+  yield* storeActiveDocument(source, "c", ["International Business Machines hired Jane Smith. IBM grew."], {
     entities: [
       entity("ibm", "International Business Machines", "organization", { aliases: ["IBM"], mentions: 2 }),
       entity("jane", "Jane Smith", "person")
@@ -61,11 +54,11 @@ const seed = Effect.gen(function*() {
       event("IBM hired Jane Smith", "hire", [["ibm", "actor"], ["jane", "object"]], { time: onDay("2022-01-15") })
     ]
   })
-  yield* storeDocument(other, "o", ["Grace Hopper found a moth."], {
+  yield* storeActiveDocument(other, "o", ["Grace Hopper found a moth."], {
     entities: [entity("grace", "Grace Hopper", "person")],
     events: [event("Grace Hopper found a moth", "find", [["grace", "actor"]], { time: onDay("1947-09-09") })]
   })
-  yield* storeDocument(foreign, "f", ["Eve listened in."], {
+  yield* storeActiveDocument(foreign, "f", ["Eve listened in."], {
     entities: [entity("eve", "Eve", "person")],
     events: [event("Eve listened in", "listen", [["eve", "actor"]])]
   })

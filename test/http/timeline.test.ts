@@ -1,9 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Extraction, TimeValue } from "../../src/extract/Extraction.ts"
-import { Graph } from "../../src/stores/Graph.ts"
-import { markUniverseChanged } from "../../src/stores/Universe.ts"
-import { entity, event, onDay, seedDocument } from "../support/graph.ts"
+import { entity, event, onDay, storeActiveDocument } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
@@ -16,17 +14,6 @@ const period = (start: string, end: string, precision: TimeValue["precision"], t
   relative: false
 })
 
-/** Stores an extraction for a fresh ready document of the source; marks its universe changed, as activation does. */
-const storeDocument = (sourceId: string, title: string, chunks: ReadonlyArray<string>, extraction: Extraction) =>
-  Effect.gen(function*() {
-    const graph = yield* Graph
-    const { sql } = yield* TestServer
-    const documentId = yield* seedDocument(sourceId, title, chunks)
-    yield* graph.store(documentId, 1, extraction)
-    yield* graph.activate(documentId, 1)
-    yield* markUniverseChanged(sql, sourceId)
-    return documentId
-  })
 
 const people = [
   entity("ada", "Ada Lovelace", "person"),
@@ -78,8 +65,8 @@ const seed = Effect.gen(function*() {
   const intruder = yield* login(url, "Mallory")
   const source = yield* createSource(url, owner, "Letters")
   const foreign = yield* createSource(url, intruder, "Mine")
-  yield* storeDocument(source, "chronicle", chunks, chronicle)
-  yield* storeDocument(foreign, "theirs", ["Mallory met Trent on 1 May 1843."], {
+  yield* storeActiveDocument(source, "chronicle", chunks, chronicle)
+  yield* storeActiveDocument(foreign, "theirs", ["Mallory met Trent on 1 May 1843."], {
     entities: [entity("m", "Mallory Knox", "person"), entity("t", "Trent Reznor", "person")],
     events: [event("Mallory met Trent", "meet", [["m", "actor"], ["t", "object"]], { time: onDay("1843-05-01") })]
   })
@@ -290,7 +277,10 @@ for (const engine of engines) {
               : { start: start.toISOString(), end: end.toISOString(), precision, text: precision, relative: false }
             return event(`Event ${s}-${i}`, "note", [["ada", "actor"]], { time, confidence: [0.5, 0.7, 0.9][i % 3]! })
           })
-          yield* storeDocument(sourceId, `log ${s}`, ["A log."], { entities: [entity("ada", "Ada", "person")], events })
+          yield* storeActiveDocument(sourceId, `log ${s}`, ["A log."], {
+            entities: [entity("ada", "Ada", "person")],
+            events
+          })
         }
         for (let attempt = 0; attempt < 900; attempt++) {
           const manifest = yield* request(url, "/api/v1/universe/manifest", { token })
@@ -329,7 +319,7 @@ for (const engine of engines) {
         yield* sql`UPDATE universe_timeline SET count = count - 1000 WHERE source_id = ${sources[0]!} AND unit = 'year'`
 
         // A new document marks the source: until its recompute, the answer is ranked live and already holds it.
-        yield* storeDocument(sources[0]!, "late", ["Late."], {
+        yield* storeActiveDocument(sources[0]!, "late", ["Late."], {
           entities: [entity("ada", "Ada", "person")],
           events: [event("A late event", "note", [["ada", "actor"]], { time: onDay("2021-06-15") })]
         })

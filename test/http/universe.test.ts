@@ -1,8 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Graph } from "../../src/stores/Graph.ts"
-import { hubEvents, markUniverseChanged, storedNeighbours } from "../../src/stores/Universe.ts"
-import { entity, event, onDay, seedDocument } from "../support/graph.ts"
+import { hubEvents, storedNeighbours } from "../../src/stores/Universe.ts"
+import { entity, event, onDay, storeActiveDocument } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
@@ -456,7 +455,6 @@ for (const engine of engines) {
     it.effect("a hub's neighbours and counts come from the recompute, exactly as the live ranking gives them", () =>
       Effect.gen(function*() {
         const { sql, url } = yield* TestServer
-        const graph = yield* Graph
         const token = yield* login(url, "Hubert")
         const source = yield* createSource(url, token, "Hub")
         // Hana takes part in more events than a hub needs and shares them with more entities than are stored;
@@ -476,14 +474,11 @@ for (const engine of engines) {
             entity("hana", "Hana Ito", "person", { mentions: 3 - d }),
             ...Array.from({ length: others }, (_, i) => entity(`p${i}`, `Person ${i}`, "person"))
           ]
-          const documentId = yield* seedDocument(source, `hub ${d}`, [
+          yield* storeActiveDocument(source, `hub ${d}`, [
             "Hana Ito met everyone.",
             "Hana Ito, and again Hana Ito.",
             "Nobody else."
-          ])
-          yield* graph.store(documentId, 1, { entities, events })
-          yield* graph.activate(documentId, 1)
-          yield* markUniverseChanged(sql, source)
+          ], { entities, events })
         }
         yield* settled(token)
         const [hana] = yield* sql<{ id: string }>`

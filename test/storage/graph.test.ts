@@ -13,7 +13,8 @@ import {
   extractionB,
   makeReady,
   onDay,
-  seedDocument
+  seedDocument,
+  storeActiveDocument
 } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
@@ -72,15 +73,9 @@ const entityRows = (sourceId: string) =>
     }))
   })
 
-/** Stores one document of the source (one chunk, `text`) with its extraction, and makes it active; answers its id. */
+/** One document of the source (one chunk, `text`) with its extraction stored and active; answers its id. */
 const storeDocument = (sourceId: string, title: string, text: string, extraction: Extraction) =>
-  Effect.gen(function*() {
-    const graph = yield* Graph
-    const id = yield* seedDocument(sourceId, title, [text])
-    yield* graph.store(id, 1, extraction)
-    yield* graph.activate(id, 1)
-    return id
-  })
+  storeActiveDocument(sourceId, title, [text], extraction)
 
 const summary = (rows: ReadonlyArray<EntitySnapshot>) =>
   rows.map((row) => `${row.name}/${row.kind}:${row.mention_count}:${row.first_seen ?? "-"}..${row.last_seen ?? "-"}`)

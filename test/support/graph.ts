@@ -1,6 +1,8 @@
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { ExtractedEntity, ExtractedEvent, Extraction, TimeValue } from "../../src/extract/Extraction.ts"
+import { Graph } from "../../src/stores/Graph.ts"
+import { markUniverseChanged } from "../../src/stores/Universe.ts"
 import { TestServer } from "./server.ts"
 
 /**
@@ -25,6 +27,26 @@ export const seedDocument = (
       RETURNING id`
     yield* addChunks(row!.id, version, chunks)
     return row!.id
+  })
+
+/**
+ * A fresh ready document of the source with `extraction` stored for its chunks and activated, its source's universe
+ * marked changed, as Lifecycle's activation does; answers its id.
+ */
+export const storeActiveDocument = (
+  sourceId: string,
+  title: string,
+  chunks: ReadonlyArray<string>,
+  extraction: Extraction
+) =>
+  Effect.gen(function*() {
+    const { sql } = yield* TestServer
+    const graph = yield* Graph
+    const documentId = yield* seedDocument(sourceId, title, chunks)
+    yield* graph.store(documentId, 1, extraction)
+    yield* graph.activate(documentId, 1)
+    yield* markUniverseChanged(sql, sourceId)
+    return documentId
   })
 
 /** The chunks of a document version, as the chunk stage writes them. */
