@@ -551,7 +551,8 @@ export class Graph extends Context.Service<Graph, {
             SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at, e.description IS NOT NULL AS described
             FROM entity_keys k JOIN entities e ON e.id = k.entity_id
             WHERE k.source_id = ${sourceId} AND k.key = ANY(${[...keys]}::text[])`
-          // The source's persons a one-word name may be a short form of, by its first letter (a range of the key index).
+          // The source's persons a one-word name may be a short form of, by its first letter (a range of the key index);
+          // `e.source_id`, implied by the key's, lets the persons' partial index (migration 0018) serve the join.
           const letters = new Set(entities.flatMap(({ extracted, name }) => {
             const short = shortFormOf({ name, kind: knownKind(extracted.kind) })
             return short === null ? [] : [String.fromCodePoint(short.codePointAt(0)!)]
