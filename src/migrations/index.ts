@@ -17,6 +17,7 @@ import termBounds from "./0015_term_bounds.ts"
 import packedPostings from "./0016_packed_postings.ts"
 import nearDuplicateKeys from "./0017_near_duplicate_keys.ts"
 import personEntities from "./0018_person_entities.ts"
+import documentCounts from "./0019_document_counts.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -37,7 +38,8 @@ const all = {
   "0015_term_bounds": termBounds,
   "0016_packed_postings": packedPostings,
   "0017_near_duplicate_keys": nearDuplicateKeys,
-  "0018_person_entities": personEntities
+  "0018_person_entities": personEntities,
+  "0019_document_counts": documentCounts
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -210,8 +210,6 @@ export class Documents extends Context.Service<Documents, {
       const selectDocuments = (where: Statement.Fragment) =>
         sql`
           SELECT d.*,
-            (SELECT count(*) FROM chunks c WHERE c.document_id = d.id AND c.version = d.active_version)::int
-              AS chunk_count,
             to_char(d.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM documents d WHERE ${where}`.pipe(
           Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(DocumentRow))),

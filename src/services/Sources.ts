@@ -187,11 +187,6 @@ export class Sources extends Context.Service<Sources, {
       const select = (where: Statement.Fragment) =>
         sql`
           SELECT s.*, counts.*,
-            (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id AND c.version = d.active_version
-              WHERE c.source_id = s.id)::int AS chunk_count,
-            (SELECT count(*) FROM events e
-              JOIN documents d ON d.id = e.document_id AND ${searchable(sql, "d", "e.version")}
-              WHERE e.source_id = s.id)::int AS event_count,
             EXISTS (SELECT 1 FROM jobs j WHERE j.source_id = s.id AND j.status IN ('queued', 'running')) AS busy,
             to_char(s.created_at AT TIME ZONE 'UTC', ${cursorTimeFormat}) AS position
           FROM sources s, LATERAL (
@@ -200,7 +195,12 @@ export class Sources extends Context.Service<Sources, {
               count(*) FILTER (WHERE d.status = 'processing')::int AS processing_count,
               count(*) FILTER (WHERE d.status = 'paused')::int AS paused_count,
               count(*) FILTER (WHERE d.status = 'ready')::int AS ready_count,
-              count(*) FILTER (WHERE d.status = 'failed')::int AS failed_count
+              count(*) FILTER (WHERE d.status = 'failed')::int AS failed_count,
+              -- Each document's counts (migration 0019): the chunks of its active version; the events of its
+              -- counted version, visible while it is the active one and the document is ready.
+              coalesce(sum(d.chunk_count), 0)::int AS chunk_count,
+              coalesce(sum(d.event_count) FILTER (WHERE ${searchable(sql, "d", "d.graph_version")}), 0)::int
+                AS event_count
             FROM documents d WHERE d.source_id = s.id
           ) counts
           WHERE ${where}`

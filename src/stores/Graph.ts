@@ -404,8 +404,6 @@ export class Graph extends Context.Service<Graph, {
    * The caller marks the source's universe changed.
    */
   readonly removeDocuments: (documentIds: ReadonlyArray<string>) => Effect.Effect<void>
-  /** Visible events of the source, for SourceOut.event_count. */
-  readonly eventCount: (sourceId: string) => Effect.Effect<number>
   readonly listEntities: (owner: UserId, sourceId: string, options: EntityListOptions) => Effect.Effect<
     PageOf<EntityOut>,
     GraphFailure
@@ -452,8 +450,12 @@ export class Graph extends Context.Service<Graph, {
           WHERE p.event_id = ANY(ARRAY(SELECT id FROM events WHERE document_id = ${documentId}))
             AND ev.document_id = ${documentId}`
 
+      /** The counted version, with its number of events (documents.event_count, summed for the source's count). */
       const setCountedVersion = (documentId: string, version: number | null) =>
-        sql`UPDATE documents SET graph_version = ${version} WHERE id = ${documentId}`
+        sql`
+          UPDATE documents SET graph_version = ${version},
+            event_count = (SELECT count(*) FROM events WHERE document_id = ${documentId} AND version = ${version})
+          WHERE id = ${documentId}`
 
       /**
        * Entity counts and times include exactly the rows of each document's counted version (documents.graph_version,
@@ -725,13 +727,6 @@ export class Graph extends Context.Service<Graph, {
 
       const removeDocuments = Effect.fn("Graph.removeDocuments")(function*(documentIds: ReadonlyArray<string>) {
         yield* removeVersions(documentIds, null)
-      })
-
-      const eventCount = Effect.fn("Graph.eventCount")(function*(sourceId: string) {
-        const [row] = yield* sql<{ count: number }>`
-          SELECT count(*)::int AS count FROM events ev ${visibleEvent()} WHERE ev.source_id = ${sourceId}`
-          .pipe(Effect.orDie)
-        return row?.count ?? 0
       })
 
       const ownedSource = (owner: UserId, sourceId: string) =>
@@ -1163,7 +1158,6 @@ export class Graph extends Context.Service<Graph, {
         store,
         activate,
         removeDocuments,
-        eventCount,
         listEntities,
         getEntity,
         listEvents,

@@ -395,6 +395,7 @@ export class Lifecycle extends Context.Service<Lifecycle, {
             if (stop !== undefined) return stop
             yield* sql`
               UPDATE documents SET active_version = ${version}, status = 'ready', stage = NULL, ready_at = now(),
+                chunk_count = (SELECT count(*) FROM chunks WHERE document_id = ${documentId} AND version = ${version}),
                 error_code = NULL, error_message = NULL, error_stage = NULL, updated_at = now()
               WHERE id = ${documentId}`
             yield* sql`DELETE FROM chunks WHERE document_id = ${documentId} AND version <> ${version}`

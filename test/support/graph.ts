@@ -26,6 +26,7 @@ export const seedDocument = (
         ${ready ? "ready" : "processing"}, ${ready ? version : null}, ${ready ? new Date() : null})
       RETURNING id`
     yield* addChunks(row!.id, version, chunks)
+    if (ready) yield* makeReady(row!.id, version)
     return row!.id
   })
 
@@ -65,11 +66,14 @@ export const addChunks = (documentId: string, version: number, chunks: ReadonlyA
     }
   })
 
-/** What Pipeline.index does to make a version the searchable one (without the chunk clean-up). */
+/** What Lifecycle's activation does to make a version the searchable one (without the chunk clean-up). */
 export const makeReady = (documentId: string, version: number) =>
   Effect.gen(function*() {
     const { sql } = yield* TestServer
-    yield* sql`UPDATE documents SET active_version = ${version}, status = 'ready', ready_at = now() WHERE id = ${documentId}`
+    yield* sql`
+      UPDATE documents SET active_version = ${version}, status = 'ready', ready_at = now(),
+        chunk_count = (SELECT count(*) FROM chunks WHERE document_id = ${documentId} AND version = ${version})
+      WHERE id = ${documentId}`
   })
 
 export const entity = (
