@@ -153,9 +153,12 @@ export const initialsOfBoth = (key: string, a: string, b: string): boolean =>
 /** A diminutive ending a short form may add to the part of the name it keeps ("Tommy", "Maggie", "Kolya"). */
 const diminutiveEnding = /(?:ie|ey|y|i|o|a|s|sy|ya|yo|ka)$/
 
+/** A word with its elongation undone ("Tommyyy" → "Tommy"). */
+const collapsed = (word: string) => word.replace(/(\p{L})\1{2,}/gu, "$1")
+
 /** The part of a short form that comes from the name: elongation undone ("Tommyyy"), a diminutive ending dropped. */
 const stemsOf = (short: string): ReadonlyArray<string> => {
-  const word = short.replace(/(\p{L})\1{2,}/gu, "$1")
+  const word = collapsed(short)
   const stems = [word]
   const half = word.slice(0, word.length / 2)
   if (word.length >= 4 && word.length % 2 === 0 && half + half === word) stems.push(half)
@@ -195,6 +198,26 @@ export const shortFormFits = (short: string, firstName: string): boolean => {
 export const shortFormOf = (entity: { readonly name: string; readonly kind: EntityKind }): string | null => {
   const key = normalizeName(entity.name)
   return (entity.kind === "person" || entity.kind === "other") && key.length >= 2 && !key.includes(" ") ? key : null
+}
+
+/**
+ * LIKE patterns that every first name a one-word name may stand for (personForShortForm: the same word, or a name
+ * it fits as a short form) matches: opening with its first two letters, or with its first letter, an "h" and its
+ * second ("Tom" for Thomas), or holding its first three letters after the name's first letter (a diminutive of
+ * the middle). A superset, for the key index to narrow by; what it finds is checked with the rule itself. Words
+ * from normalizeName hold no LIKE wildcards; one with a letter beyond the Basic Multilingual Plane (where the rule
+ * compares UTF-16 units) gets "%".
+ */
+export const shortFormPatterns = (short: string): ReadonlyArray<string> => {
+  if (/[\u{10000}-\u{10FFFF}]/u.test(short)) return ["%"]
+  const word = collapsed(short)
+  const patterns = new Set<string>()
+  for (const form of [short, word]) {
+    patterns.add(form.length < 2 ? `${form}%` : `${form[0]}${form[1]}%`)
+    if (form.length >= 2) patterns.add(`${form[0]}h${form[1]}%`)
+  }
+  if (word.length >= 3) patterns.add(`_%${word.slice(0, 3)}%`)
+  return [...patterns]
 }
 
 /**

@@ -17,7 +17,15 @@ import { CursorTime, cursorTimeFormat, PageCursor, takePage } from "../domain/Pa
 import { truncateCharacters } from "../domain/Text.ts"
 import type { UserId } from "../domain/User.ts"
 import { entityKinds, type ExtractedEntity, type Extraction } from "../extract/Extraction.ts"
-import { compatibleKinds, initialsOfBoth, matchKeys, normalizeName, personForShortForm, shortFormOf } from "../extract/resolve.ts"
+import {
+  compatibleKinds,
+  initialsOfBoth,
+  matchKeys,
+  normalizeName,
+  personForShortForm,
+  shortFormOf,
+  shortFormPatterns
+} from "../extract/resolve.ts"
 import type { Issue } from "../services/Sources.ts"
 import { searchable } from "./Searchable.ts"
 import { ownedSources } from "./SourceAccess.ts"
@@ -276,7 +284,8 @@ interface Resolution {
  * one created at `now`; each sees the entities and keys the ones before it added. `found` must hold every key row
  * (with its entity) of the source under any match key of the entities. A one-word name no key matches joins the
  * one person of the source whose first name it is or fits as a short form (`persons`: the key rows of the source's
- * persons starting with its letter), so "Mel" in one document is the Melanie of another.
+ * persons starting with its letter that match its shortFormPatterns), so "Mel" in one document is the Melanie of
+ * another.
  */
 const resolveEntities = (
   sourceId: string,
@@ -553,20 +562,26 @@ export class Graph extends Context.Service<Graph, {
             SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at, e.description IS NOT NULL AS described
             FROM entity_keys k JOIN entities e ON e.id = k.entity_id
             WHERE k.source_id = ${sourceId} AND k.key = ANY(${[...keys]}::text[])`
-          // The source's persons a one-word name may be a short form of, by its first letter (a range of the key index);
-          // `e.source_id`, implied by the key's, lets the persons' partial index (migration 0018) serve the join.
-          const letters = new Set(entities.flatMap(({ extracted, name }) => {
+          // The source's persons a one-word name may be a short form of: keys with its first letter (a range of the
+          // key index) that match its short-form patterns, so that only the few keys that may fit are joined to their
+          // entities; reading every person of the source per document grew with the source.
+          const patternsByLetter = new Map<string, Set<string>>()
+          for (const { extracted, name } of entities) {
             const short = shortFormOf({ name, kind: knownKind(extracted.kind) })
-            return short === null ? [] : [String.fromCodePoint(short.codePointAt(0)!)]
-          }))
+            if (short === null) continue
+            const letter = String.fromCodePoint(short.codePointAt(0)!)
+            const patterns = patternsByLetter.get(letter) ?? new Set<string>()
+            for (const pattern of shortFormPatterns(short)) patterns.add(pattern)
+            patternsByLetter.set(letter, patterns)
+          }
           const persons: Array<SourceEntity & { key: string }> = []
-          for (const letter of letters) {
+          for (const [letter, patterns] of patternsByLetter) {
             const next = String.fromCodePoint(letter.codePointAt(0)! + 1)
             persons.push(...yield* sql<SourceEntity & { key: string }>`
               SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at, e.description IS NOT NULL AS described
               FROM entity_keys k JOIN entities e ON e.id = k.entity_id
               WHERE k.source_id = ${sourceId} AND k.key >= ${letter} AND k.key < ${next}
-                AND e.source_id = ${sourceId} AND e.kind = 'person'`)
+                AND k.key LIKE ANY(${[...patterns]}::text[]) AND e.kind = 'person'`)
           }
           const resolution = resolveEntities(sourceId, entities, found, now, persons)
           for (const batch of Arr.chunksOf(resolution.created, 1000)) {

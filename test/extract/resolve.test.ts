@@ -6,7 +6,8 @@ import {
   personForShortForm,
   sameEntity,
   shortFormFits,
-  shortFormOf
+  shortFormOf,
+  shortFormPatterns
 } from "../../src/extract/resolve.ts"
 
 describe("normalizeName", () => {
@@ -120,6 +121,41 @@ describe("shortFormFits", () => {
     ["sam", "sam"]
   ])("%s is no short form of %s", (short, name) => {
     expect(shortFormFits(short, name)).toBe(false)
+  })
+})
+
+describe("shortFormPatterns", () => {
+  /** SQL's LIKE, for patterns whose only wildcards are % and _. */
+  const like = (text: string, pattern: string) =>
+    new RegExp(`^${pattern.replace(/%/g, ".*").replace(/_/g, ".")}$`, "su").test(text)
+  const matches = (short: string, key: string) => shortFormPatterns(short).some((pattern) => like(key, pattern))
+
+  it("every first name a word is or fits as a short form matches one of its patterns", () => {
+    // Words of few letters, so that many pairs fit; a fixed seed, so a failure repeats.
+    let seed = 7
+    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647
+    const word = (min: number, max: number) =>
+      Array.from({ length: min + Math.floor(random() * (max - min + 1)) }, () => "aehmo"[Math.floor(random() * 5)])
+        .join("")
+    let fits = 0
+    for (let i = 0; i < 50_000; i++) {
+      const short = word(2, 6)
+      const key = `${word(2, 9)}${random() < 0.5 ? "" : ` ${word(2, 6)}`}`
+      const first = key.split(" ")[0]!
+      if (first !== short && !shortFormFits(short, first)) continue
+      fits++
+      expect(matches(short, key), `${short} → ${key}`).toBe(true)
+    }
+    expect(fits).toBeGreaterThan(1_000)
+    for (const [short, key] of [["mel", "melanie"], ["tom", "thomas"], ["tommyyy", "thomas"], ["hal", "harold"]]) {
+      expect(matches(short!, key!), `${short} → ${key}`).toBe(true)
+    }
+  })
+
+  it("leaves out names the word cannot stand for", () => {
+    expect(matches("mel", "margaret")).toBe(false)
+    expect(matches("mel", "mary")).toBe(false)
+    expect(matches("tom", "tina")).toBe(false)
   })
 })
 
