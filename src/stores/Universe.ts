@@ -146,10 +146,8 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
         }>`
           SELECT
             (SELECT count(*) FROM documents d WHERE d.source_id = ${sourceId} AND d.status = 'ready')::int AS documents,
-            (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id AND ${
-          searchable(sql, "d", "c.version")
-        }
-              WHERE c.source_id = ${sourceId})::int AS chunks,
+            (SELECT coalesce(sum(d.chunk_count), 0) FROM documents d
+              WHERE d.source_id = ${sourceId} AND d.status = 'ready')::int AS chunks,
             count(*)::int AS events, count(ev.time_start)::int AS dated,
             min(ev.time_start) AS time_start, max(ev.time_start) AS last_start, max(ev.time_end) AS time_end
           FROM events ev JOIN documents d ON d.id = ev.document_id AND ${searchable(sql, "d", "ev.version")}

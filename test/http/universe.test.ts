@@ -123,6 +123,13 @@ for (const engine of engines) {
         assert.strictEqual(source.counts.documents, 7)
         assert.isAbove(source.counts.events, 8)
         assert.isAbove(source.counts.chunks, 6)
+        const { url } = yield* TestServer
+        const sourceOut = yield* request(url, `/api/v1/sources/${s.source}`, { token: s.owner })
+        assert.deepStrictEqual(
+          [source.counts.chunks, source.counts.events],
+          [sourceOut.body.chunk_count, sourceOut.body.event_count],
+          "the map's counts are the source's"
+        )
         assert.strictEqual(source.counts.dated_events + source.counts.undated_events, source.counts.events)
         assert.strictEqual(
           source.entity_kinds.reduce((sum: number, k: { count: number }) => sum + k.count, 0),
