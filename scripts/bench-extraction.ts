@@ -2,8 +2,10 @@
  * What rule extraction costs ingestion: a BEIR corpus (corpus.jsonl) ingested through the real pipeline (HTTP,
  * workers, no embedding model) with `ENGRAM_EXTRACTOR=off`, then with the rules, back to back in one run, each
  * into a fresh database, and the ratio of the two times; for each, the time spent in each pipeline stage summed over
- * the documents (the instance's stage histogram), which shows where the difference goes.
- *   npm run bench:extraction -- --dataset ../shared/datasets/scifact [--docs N] [--only off|rules]
+ * the documents (the instance's stage histogram), which shows where the difference goes. `--runs N` repeats the
+ * pair N times, alternating, and reports the median of each mode and of the pairs' ratios (one pair's ratio moves
+ * by a fifth between runs on a shared 2-core machine).
+ *   npm run bench:extraction -- --dataset ../shared/datasets/scifact [--docs N] [--only off|rules] [--runs N]
  * With DATABASE_URL (a PostgreSQL server's database the user may create databases from), each run gets its own
  * throwaway database on that server; without it, each run gets a fresh PGlite. Results go to
  * bench/results/extraction-<dataset>-<engine>.json.
@@ -22,6 +24,7 @@ if (datasetDir === undefined) {
 }
 const limit = Number(argument("docs") ?? Infinity)
 const only = argument("only")
+const runs = Math.max(1, Number(argument("runs") ?? 1))
 const serverUrl = process.env.DATABASE_URL
 
 const corpus: Array<{ _id: string; title?: string; text: string }> = Fs.readFileSync(
@@ -36,9 +39,18 @@ const freshDatabase = serverUrl === undefined
 
 const engine = serverUrl === undefined ? "pglite" : "postgres"
 const loadBefore = Os.loadavg()
-const timed: Partial<
-  Record<"off" | "rules", { seconds: number; chunks: number; stages: Record<string, number> }>
-> = {}
+type Timed = Partial<Record<"off" | "rules", { seconds: number; chunks: number; stages: Record<string, number> }>>
+/** One entry per pair of runs; the last is the one in progress. */
+const pairs: Array<Timed> = []
+
+const median = (values: ReadonlyArray<number>) => {
+  if (values.length === 0) return null
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+const ratioOf = (pair: Timed) =>
+  pair.off === undefined || pair.rules === undefined ? null : pair.rules.seconds / pair.off.seconds
 
 /** Seconds spent in each pipeline stage, summed over the jobs (the instance's /metrics histogram sums). */
 const stageSeconds = async (url: string) => {
@@ -53,14 +65,22 @@ const stageSeconds = async (url: string) => {
 
 /** Written after each run, before its instance closes: the figures are on disk even if a close is slow. */
 const writeResult = () => {
-  const ratio = timed.off === undefined || timed.rules === undefined ? null : timed.rules.seconds / timed.off.seconds
+  const timed = pairs[pairs.length - 1]!
+  const ratios = pairs.flatMap((pair) => ratioOf(pair) ?? [])
   const result = {
     dataset: Path.basename(Path.resolve(datasetDir)),
     engine,
     documents: corpus.length,
-    off_seconds: timed.off?.seconds ?? null,
-    rules_seconds: timed.rules?.seconds ?? null,
-    ratio,
+    // Medians over the pairs run so far (the one run's figures when there is one).
+    off_seconds: median(pairs.flatMap((pair) => pair.off?.seconds ?? [])),
+    rules_seconds: median(pairs.flatMap((pair) => pair.rules?.seconds ?? [])),
+    ratio: median(ratios),
+    runs: pairs.map((pair) => ({
+      off_seconds: pair.off?.seconds ?? null,
+      rules_seconds: pair.rules?.seconds ?? null,
+      ratio: ratioOf(pair)
+    })),
+    // The last pair's.
     off_stage_seconds: timed.off?.stages ?? null,
     rules_stage_seconds: timed.rules?.stages ?? null,
     chunks: timed.rules?.chunks ?? timed.off?.chunks ?? null,
@@ -72,7 +92,7 @@ const writeResult = () => {
   const outDir = Path.resolve(import.meta.dirname, "../bench/results")
   Fs.mkdirSync(outDir, { recursive: true })
   Fs.writeFileSync(Path.join(outDir, `extraction-${result.dataset}-${engine}.json`), JSON.stringify(result, null, 2) + "\n")
-  return ratio
+  return ratioOf(timed)
 }
 
 const ingest = (extractor: "off" | "rules") =>
@@ -82,6 +102,7 @@ const ingest = (extractor: "off" | "rules") =>
     const { url } = instance
     const session = yield* Effect.promise(() => call(url, "/api/v1/auth/login", { json: { name: "bench" } }))
     const token: string = session.access_token
+    const stagesBefore = yield* Effect.promise(() => stageSeconds(url))
     const started = performance.now()
     const source = yield* Effect.promise(() =>
       call(url, "/api/v1/sources", { token, json: { name: "corpus", connector_kind: "file_upload", config: {} } })
@@ -95,18 +116,34 @@ const ingest = (extractor: "off" | "rules") =>
     const done = yield* Effect.promise(() => waitForSource(url, token, source.id, corpus.length))
     const seconds = (performance.now() - started) / 1000
     console.log(`${extractor}: ${done.document_count} documents, ${done.chunk_count} chunks in ${seconds.toFixed(1)} s`)
-    const stages = yield* Effect.promise(() => stageSeconds(url))
+    // The stage histograms live as long as the process, across instances: this run's share is the difference.
+    const stagesAfter = yield* Effect.promise(() => stageSeconds(url))
+    const stages = Object.fromEntries(
+      Object.entries(stagesAfter).map(([stage, total]) => [stage, total - (stagesBefore[stage] ?? 0)])
+    )
     console.log(`  time in each stage, summed over documents: ${
       Object.entries(stages).map(([stage, total]) => `${stage} ${total.toFixed(1)} s`).join(", ")
     }`)
-    timed[extractor] = { seconds, chunks: done.chunk_count, stages }
+    pairs[pairs.length - 1]![extractor] = { seconds, chunks: done.chunk_count, stages }
     const ratio = writeResult()
     if (ratio !== null) console.log(`rules / off: ${ratio.toFixed(2)}`)
   }))
 
 const program = Effect.gen(function*() {
-  if (only !== "rules") yield* ingest("off")
-  if (only !== "off") yield* ingest("rules")
+  for (let run = 1; run <= runs; run++) {
+    pairs.push({})
+    if (runs > 1) console.log(`pair ${run} of ${runs}`)
+    if (only !== "rules") yield* ingest("off")
+    if (only !== "off") yield* ingest("rules")
+  }
+  if (runs > 1) {
+    const ratios = pairs.flatMap((pair) => ratioOf(pair) ?? [])
+    const seconds = (mode: "off" | "rules") => pairs.flatMap((pair) => pair[mode]?.seconds ?? [])
+    const show = (values: ReadonlyArray<number>, digits: number) => values.map((v) => v.toFixed(digits)).join(", ")
+    console.log(`off: ${show(seconds("off"), 1)} s (median ${median(seconds("off"))?.toFixed(1) ?? "-"} s)`)
+    console.log(`rules: ${show(seconds("rules"), 1)} s (median ${median(seconds("rules"))?.toFixed(1) ?? "-"} s)`)
+    if (ratios.length > 0) console.log(`rules / off per pair: ${show(ratios, 2)} (median ${median(ratios)!.toFixed(2)})`)
+  }
 })
 
 Effect.runPromise(program).then(
