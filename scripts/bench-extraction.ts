@@ -51,6 +51,9 @@ const median = (values: ReadonlyArray<number>) => {
 }
 const ratioOf = (pair: Timed) =>
   pair.off === undefined || pair.rules === undefined ? null : pair.rules.seconds / pair.off.seconds
+/** Each pair's figure, where the pair has it. */
+const secondsOf = (mode: "off" | "rules") => pairs.flatMap((pair) => pair[mode]?.seconds ?? [])
+const ratios = () => pairs.flatMap((pair) => ratioOf(pair) ?? [])
 
 /** Seconds spent in each pipeline stage, summed over the jobs (the instance's /metrics histogram sums). */
 const stageSeconds = async (url: string) => {
@@ -66,15 +69,14 @@ const stageSeconds = async (url: string) => {
 /** Written after each run, before its instance closes: the figures are on disk even if a close is slow. */
 const writeResult = () => {
   const timed = pairs[pairs.length - 1]!
-  const ratios = pairs.flatMap((pair) => ratioOf(pair) ?? [])
   const result = {
     dataset: Path.basename(Path.resolve(datasetDir)),
     engine,
     documents: corpus.length,
     // Medians over the pairs run so far (the one run's figures when there is one).
-    off_seconds: median(pairs.flatMap((pair) => pair.off?.seconds ?? [])),
-    rules_seconds: median(pairs.flatMap((pair) => pair.rules?.seconds ?? [])),
-    ratio: median(ratios),
+    off_seconds: median(secondsOf("off")),
+    rules_seconds: median(secondsOf("rules")),
+    ratio: median(ratios()),
     runs: pairs.map((pair) => ({
       off_seconds: pair.off?.seconds ?? null,
       rules_seconds: pair.rules?.seconds ?? null,
@@ -137,12 +139,11 @@ const program = Effect.gen(function*() {
     if (only !== "off") yield* ingest("rules")
   }
   if (runs > 1) {
-    const ratios = pairs.flatMap((pair) => ratioOf(pair) ?? [])
-    const seconds = (mode: "off" | "rules") => pairs.flatMap((pair) => pair[mode]?.seconds ?? [])
-    const show = (values: ReadonlyArray<number>, digits: number) => values.map((v) => v.toFixed(digits)).join(", ")
-    console.log(`off: ${show(seconds("off"), 1)} s (median ${median(seconds("off"))?.toFixed(1) ?? "-"} s)`)
-    console.log(`rules: ${show(seconds("rules"), 1)} s (median ${median(seconds("rules"))?.toFixed(1) ?? "-"} s)`)
-    if (ratios.length > 0) console.log(`rules / off per pair: ${show(ratios, 2)} (median ${median(ratios)!.toFixed(2)})`)
+    const show = (values: ReadonlyArray<number>, digits: number) =>
+      `${values.map((v) => v.toFixed(digits)).join(", ")} (median ${median(values)?.toFixed(digits) ?? "-"})`
+    console.log(`off: ${show(secondsOf("off"), 1)} s`)
+    console.log(`rules: ${show(secondsOf("rules"), 1)} s`)
+    if (ratios().length > 0) console.log(`rules / off per pair: ${show(ratios(), 2)}`)
   }
 })
 

@@ -30,7 +30,6 @@ interface Seeded {
   readonly foreignEvent: string
 }
 
-
 const seededServers = new Map<string, Seeded>()
 
 /** Once per server: Owen's source with documents A, B and C, a second source, and Mallory's source. */

@@ -14,7 +14,6 @@ const period = (start: string, end: string, precision: TimeValue["precision"], t
   relative: false
 })
 
-
 const people = [
   entity("ada", "Ada Lovelace", "person"),
   entity("charles", "Charles Babbage", "person"),

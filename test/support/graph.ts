@@ -20,10 +20,9 @@ export const seedDocument = (
     const version = options.version ?? 1
     const ready = options.ready ?? true
     const [row] = yield* sql<{ id: string }>`
-      INSERT INTO documents (source_id, title, kind, format, mime_type, size_bytes, content_hash, status,
-        active_version, ready_at)
+      INSERT INTO documents (source_id, title, kind, format, mime_type, size_bytes, content_hash, status)
       VALUES (${sourceId}, ${title}, 'text', 'text', 'text/plain', 10, ${randomBytes(16).toString("hex")},
-        ${ready ? "ready" : "processing"}, ${ready ? version : null}, ${ready ? new Date() : null})
+        'processing')
       RETURNING id`
     yield* addChunks(row!.id, version, chunks)
     if (ready) yield* makeReady(row!.id, version)
