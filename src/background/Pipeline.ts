@@ -7,6 +7,7 @@ import type { ChunkMessage } from "../ingest/chunk.ts"
 import type { Format } from "../ingest/parse/formats.ts"
 import { Embedder } from "../adapters/Embedder.ts"
 import { Extractor } from "../adapters/Extractor.ts"
+import { withoutRepeated } from "../extract/budget.ts"
 import { Graph } from "../stores/Graph.ts"
 import { IngestThreads } from "../adapters/IngestThreads.ts"
 import { type JobRow, Jobs } from "../stores/Jobs.ts"
@@ -158,12 +159,13 @@ export class Pipeline extends Context.Service<Pipeline, {
           ordinal: number
           text: string
           char_start: number
+          char_end: number
           speaker: string | null
           spoken_at: Date | null
           messages: ReadonlyArray<ChunkMessage>
         }>`
-          SELECT ordinal, text, char_start, speaker, spoken_at, messages FROM (
-            SELECT ordinal, text, char_start, speaker, spoken_at, messages,
+          SELECT ordinal, text, char_start, char_end, speaker, spoken_at, messages FROM (
+            SELECT ordinal, text, char_start, char_end, speaker, spoken_at, messages,
               sum(length(text)) OVER (ORDER BY ordinal) - length(text) AS before
             FROM chunks WHERE document_id = ${documentId} AND version = ${version}
           ) c
@@ -172,18 +174,21 @@ export class Pipeline extends Context.Service<Pipeline, {
         const { extraction, coverage } = yield* extractor.extract({
           title: document.title,
           documentDate: document.document_date?.toISOString() ?? null,
-          chunks: chunks.map((chunk) => ({
-            ordinal: chunk.ordinal,
-            text: chunk.text,
-            speaker: chunk.speaker,
-            spokenAt: chunk.spoken_at?.toISOString() ?? null,
-            messages: chunk.messages.map((message) => ({
-              speaker: message.speaker,
-              spokenAt: message.spoken_at,
-              start: message.char_start - chunk.char_start,
-              end: message.char_end - chunk.char_start
-            }))
-          }))
+          // The text a chunk repeats from the one before it (the chunker's overlap) is read once.
+          chunks: chunks.map((chunk, index) =>
+            withoutRepeated({
+              ordinal: chunk.ordinal,
+              text: chunk.text,
+              speaker: chunk.speaker,
+              spokenAt: chunk.spoken_at?.toISOString() ?? null,
+              messages: chunk.messages.map((message) => ({
+                speaker: message.speaker,
+                spokenAt: message.spoken_at,
+                start: message.char_start - chunk.char_start,
+                end: message.char_end - chunk.char_start
+              }))
+            }, index === 0 ? 0 : chunks[index - 1]!.char_end - chunk.char_start)
+          )
         })
         yield* graph.store(documentId, version, extraction)
         if (coverage !== null) {

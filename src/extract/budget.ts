@@ -37,6 +37,23 @@ export const chunksWithin = <C extends ExtractionChunk>(
   return kept
 }
 
+/**
+ * A chunk as extraction reads it: without the opening text it repeats from the previous chunk (the chunker's
+ * overlap, `skip` characters), so every sentence is read once — its events and mentions belong to the chunk read
+ * first, not to both — and with its messages' offsets moved to match (a message wholly repeated is left out).
+ */
+export const withoutRepeated = <C extends ExtractionChunk>(chunk: C, skip: number): C => {
+  const cut = Math.min(Math.max(0, skip), chunk.text.length)
+  if (cut === 0) return chunk
+  return {
+    ...chunk,
+    text: chunk.text.slice(cut),
+    messages: chunk.messages?.flatMap((message) =>
+      message.end <= cut ? [] : [{ ...message, start: Math.max(0, message.start - cut), end: message.end - cut }]
+    )
+  }
+}
+
 /** Coverage of an extraction that read `read` of the document's `all` chunks, stopped (or not) for `stopped`. */
 export const coverageOf = (
   all: ReadonlyArray<ExtractionChunk>,

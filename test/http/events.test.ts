@@ -211,3 +211,78 @@ for (const engine of engines) {
       }))
   })
 }
+
+/** Four facts, one paragraph each: with small chunks, each chunk after the first repeats its predecessor's last one. */
+const facts = [
+  "Acme Corporation acquired Globex in Berlin on March 3, 2021.",
+  "Initech hired Maria Lopez in Madrid on May 4, 2022.",
+  "Hooli opened an office in Dublin on June 5, 2023.",
+  "Vandelay Industries sued Kramerica in Boston on July 6, 2024."
+]
+
+/** Messages of four days; the chunks repeat a message, and each one's "yesterday" counts from its own day. */
+const diary = [
+  { speaker: "Rosa", content: "I visited the Prado museum yesterday with Tomas.", timestamp: "2024-03-02T18:00:00Z" },
+  { speaker: "Tomas", content: "I cooked paella for Rosa yesterday evening.", timestamp: "2024-03-05T18:00:00Z" },
+  { speaker: "Rosa", content: "I adopted a kitten named Miso yesterday afternoon.", timestamp: "2024-03-09T18:00:00Z" },
+  { speaker: "Tomas", content: "I repaired the Vespa in Valencia yesterday morning.", timestamp: "2024-03-14T18:00:00Z" }
+]
+
+for (const engine of engines) {
+  layer(freshServer(engine, { chunkTokens: 30, chunkOverlapTokens: 20 }))(`overlapping chunks (${engine})`, (it) => {
+    it.effect("text a chunk repeats from the one before is extracted once: no twin events, mentions counted once", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Overlapper")
+        const sourceId = yield* createSource(url, token)
+        const article = yield* ingestText(url, token, sourceId, "facts", facts.join("\n\n"))
+        const chat = yield* request(url, `/api/v1/sources/${sourceId}/documents/ingest`, {
+          token,
+          json: { title: "diary", messages: diary }
+        })
+        assert.strictEqual(chat.status, 202, chat.text)
+        yield* waitForDocument(url, token, sourceId, article.body.id)
+        yield* waitForDocument(url, token, sourceId, chat.body.id)
+
+        const chunks = (yield* request(url, `/api/v1/sources/${sourceId}/chunks?limit=50`, { token })).body.items as Array<
+          { document_id: string; text: string }
+        >
+        const articleChunks = chunks.filter((chunk) => chunk.document_id === article.body.id)
+        assert.isTrue(articleChunks.length >= 3 && articleChunks[1]!.text.startsWith(facts[1]!), "the chunks overlap")
+        const chatChunks = chunks.filter((chunk) => chunk.document_id === chat.body.id)
+        assert.isTrue(
+          chatChunks.filter((chunk) => chunk.text.includes("paella") || chunk.text.includes("Miso")).length > 2,
+          "a message is repeated in the next chunk"
+        )
+
+        const events = (yield* request(url, `/api/v1/sources/${sourceId}/events?limit=100`, { token })).body.items as Array<{
+          statement: string
+          time: { start: string } | null
+        }>
+        const statements = events.map((event) => event.statement)
+        assert.deepStrictEqual(statements.filter((s, i) => statements.indexOf(s) !== i), [], "no event twice")
+        for (const [word, day] of [
+          ["Globex", "2021-03-03"],
+          ["Initech", "2022-05-04"],
+          ["Hooli", "2023-06-05"],
+          ["Kramerica", "2024-07-06"],
+          ["Prado", "2024-03-01"],
+          ["paella", "2024-03-04"],
+          ["Miso", "2024-03-08"],
+          ["Vespa", "2024-03-13"]
+        ] as const) {
+          const about = events.filter((event) => event.statement.includes(word))
+          assert.strictEqual(about.length, 1, `one event about ${word}: ${JSON.stringify(statements)}`)
+          assert.strictEqual(about[0]!.time?.start.slice(0, 10), day, `${word}'s event is dated by its own sentence`)
+        }
+
+        const entities = (yield* request(url, `/api/v1/sources/${sourceId}/entities?limit=100`, { token })).body.items as Array<
+          { name: string; mention_count: number }
+        >
+        const mentions = new Map(entities.map((entity) => [entity.name, entity.mention_count]))
+        for (const name of ["Initech", "Maria Lopez", "Hooli", "Dublin", "Miso"]) {
+          assert.strictEqual(mentions.get(name), 1, `${name} is mentioned once: ${JSON.stringify([...mentions])}`)
+        }
+      }))
+  })
+}
