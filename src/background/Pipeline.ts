@@ -151,31 +151,38 @@ export class Pipeline extends Context.Service<Pipeline, {
         const [document] = yield* sql<{ title: string; document_date: Date | null }>`
           SELECT title, document_date FROM documents WHERE id = ${documentId}`.pipe(Effect.orDie)
         if (document === undefined) return
+        // Each chunk with the length of the text it repeats from the one before (the chunker's overlap), which
+        // extraction reads once: the budget and the document's total count only what is read.
+        const versionChunks = sql`
+          SELECT ordinal, text, char_start, speaker, spoken_at, messages, repeated,
+            greatest(0, length(text) - repeated) AS new_chars
+          FROM (
+            SELECT ordinal, text, char_start, speaker, spoken_at, messages,
+              greatest(0, lag(char_end) OVER (ORDER BY ordinal) - char_start) AS repeated
+            FROM chunks WHERE document_id = ${documentId} AND version = ${version}
+          ) c`
         const [size] = yield* sql<{ chunks: number; chars: number }>`
-          SELECT count(*)::int AS chunks, coalesce(sum(length(text)), 0)::int AS chars FROM chunks
-          WHERE document_id = ${documentId} AND version = ${version}`.pipe(Effect.orDie)
+          SELECT count(*)::int AS chunks, coalesce(sum(new_chars), 0)::int AS chars FROM (${versionChunks}) c`
+          .pipe(Effect.orDie)
         // Only the chunks the extraction budget can reach are read: a large document's text stays in the database.
         const chunks = yield* sql<{
           ordinal: number
           text: string
           char_start: number
-          char_end: number
           speaker: string | null
           spoken_at: Date | null
           messages: ReadonlyArray<ChunkMessage>
+          repeated: number
         }>`
-          SELECT ordinal, text, char_start, char_end, speaker, spoken_at, messages FROM (
-            SELECT ordinal, text, char_start, char_end, speaker, spoken_at, messages,
-              sum(length(text)) OVER (ORDER BY ordinal) - length(text) AS before
-            FROM chunks WHERE document_id = ${documentId} AND version = ${version}
+          SELECT ordinal, text, char_start, speaker, spoken_at, messages, repeated FROM (
+            SELECT *, sum(new_chars) OVER (ORDER BY ordinal) - new_chars AS before FROM (${versionChunks}) c
           ) c
           WHERE before < ${settings.extractMaxChars}
           ORDER BY ordinal`.pipe(Effect.orDie)
         const { extraction, coverage } = yield* extractor.extract({
           title: document.title,
           documentDate: document.document_date?.toISOString() ?? null,
-          // The text a chunk repeats from the one before it (the chunker's overlap) is read once.
-          chunks: chunks.map((chunk, index) =>
+          chunks: chunks.map((chunk) =>
             withoutRepeated({
               ordinal: chunk.ordinal,
               text: chunk.text,
@@ -187,7 +194,7 @@ export class Pipeline extends Context.Service<Pipeline, {
                 start: message.char_start - chunk.char_start,
                 end: message.char_end - chunk.char_start
               }))
-            }, index === 0 ? 0 : chunks[index - 1]!.char_end - chunk.char_start)
+            }, chunk.repeated)
           )
         })
         yield* graph.store(documentId, version, extraction)

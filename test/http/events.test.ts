@@ -229,7 +229,8 @@ const diary = [
 ]
 
 for (const engine of engines) {
-  layer(freshServer(engine, { chunkTokens: 30, chunkOverlapTokens: 20 }))(`overlapping chunks (${engine})`, (it) => {
+  const budget = { chunkTokens: 30, chunkOverlapTokens: 20, extractMaxChars: 400 }
+  layer(freshServer(engine, budget))(`overlapping chunks (${engine})`, (it) => {
     it.effect("text a chunk repeats from the one before is extracted once: no twin events, mentions counted once", () =>
       Effect.gen(function*() {
         const { url } = yield* TestServer
@@ -281,6 +282,18 @@ for (const engine of engines) {
         for (const name of ["Initech", "Maria Lopez", "Hooli", "Dublin", "Miso"]) {
           assert.strictEqual(mentions.get(name), 1, `${name} is mentioned once: ${JSON.stringify([...mentions])}`)
         }
+
+        // The extraction budget and the job's account of it count the document's text once, repeats left out.
+        const job = yield* request(url, `/api/v1/jobs/${article.body.job_id}`, { token })
+        const whole = facts.join("\n\n").length
+        assert.deepInclude(job.body.result.extraction, { complete: true, chars_read: whole, chars_total: whole })
+        const log = Array.from({ length: 30 }, (_, i) => `Note ${i + 1} says the river and the sky stayed calm.`)
+        const long = yield* ingestText(url, token, sourceId, "log", log.join("\n\n"))
+        yield* waitForDocument(url, token, sourceId, long.body.id)
+        const cut = (yield* request(url, `/api/v1/jobs/${long.body.job_id}`, { token })).body.result.extraction
+        assert.deepInclude(cut, { complete: false, reason: "char_limit", chars_total: log.join("\n\n").length })
+        assert.isAtMost(cut.chars_read, budget.extractMaxChars)
+        assert.isAbove(cut.chars_read, 0)
       }))
   })
 }
