@@ -111,9 +111,15 @@ const program = Effect.gen(function*() {
   const lexical = Context.get(instance.context, LexicalIndex)
   // The same index reading every term's postings in one statement (no MaxScore), for comparison in the same run.
   const everyTerm = Context.get(
-    yield* Layer.build(LexicalIndex.layerWith({ inlinePostings: Infinity, lookupCost: Infinity })).pipe(
-      Effect.provideService(SqlClient.SqlClient, sql)
-    ),
+    yield* Layer.build(
+      LexicalIndex.layerWith({
+        inlinePostings: Infinity,
+        lookupCost: Infinity,
+        tabledPostings: 1024,
+        cachedPostings: Infinity,
+        cacheBytes: 0
+      })
+    ).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
     LexicalIndex
   )
   const timedHits = (work: Effect.Effect<ReadonlyArray<unknown>>) =>

@@ -6,7 +6,8 @@
  * 20 ms during the concurrency-8 phase (p50, p99, max). Embedded PGlite by default; PostgreSQL with DATABASE_URL.
  * Event extraction is off unless --extract is given: the synthetic words name nothing, and the graph list has its
  * own evaluation (npm run eval:graph). The process's peak resident memory (VmHWM) is read right after the ingest;
- * the searches begin once idle workers have compacted BM25's index.
+ * the searches begin once idle workers have compacted BM25's index. Every phase asks the same queries, the bare work
+ * first: BM25's segment cache (ENGRAM_BM25_CACHE_MB) fills during it, and the HTTP phases find it warm.
  * `--data-dir DIR` keeps the embedded database in DIR and reuses the corpus found there (the ingest is then skipped),
  * to compare settings on one corpus.
  *   npm run bench:search -- [--chunks 100000] [--queries 200] [--model-dir DIR] [--extract] [--data-dir DIR]
@@ -152,6 +153,7 @@ const program = Effect.gen(function*() {
     ingest_seconds: ingestSeconds,
     ingest_peak_resident_mb: existing === undefined ? ingestPeakMb : null,
     pglite_shared_buffers_mb: Option.isSome(instance.settings.databaseUrl) ? null : instance.settings.pgliteSharedBuffersMb,
+    bm25_cache_mb: instance.settings.bm25CacheMb,
     bare_ms: {
       p50: percentile(bareTimes, 50),
       p95: percentile(bareTimes, 95),

@@ -71,6 +71,8 @@ export interface EngramSettings {
   readonly extractMaxChars: number
   readonly bm25K1: number
   readonly bm25B: number
+  /** MB of BM25's largest postings kept in the service's memory once read (0: none). */
+  readonly bm25CacheMb: number
   readonly fusionK: number
   readonly fusionWeightVector: number
   readonly fusionWeightLexical: number
@@ -259,6 +261,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   extractMaxChars: setting(integerBetween(0, 1_000_000_000), "ENGRAM_EXTRACT_MAX_CHARS", 250_000),
   bm25K1: setting(numberBetween(0, 10), "ENGRAM_BM25_K1", 1.2),
   bm25B: setting(numberBetween(0, 1), "ENGRAM_BM25_B", 0.75),
+  bm25CacheMb: setting(integerBetween(0, 65_536), "ENGRAM_BM25_CACHE_MB", 64),
   fusionK: setting(integerBetween(1, 1000), "ENGRAM_FUSION_K", 60),
   fusionWeightVector: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_VECTOR", 1),
   fusionWeightLexical: setting(numberBetween(0, 10), "ENGRAM_FUSION_WEIGHT_LEXICAL", 1),

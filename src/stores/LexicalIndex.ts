@@ -1,7 +1,19 @@
 import { Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
-import { decodePostings, forEachPosting, pack, packedAggregate, type Posting, postingsBound } from "./packedPostings.ts"
+import { EngramConfig } from "../config.ts"
+import {
+  forEachPosting,
+  pack,
+  packedAggregate,
+  type Posting,
+  postingsBound,
+  type Scores,
+  scorePostings,
+  type TermWeights,
+  weightSlots
+} from "./packedPostings.ts"
 import { searchable, type SearchableChunk, searchableChunkColumns } from "./Searchable.ts"
+import { SegmentCache } from "./segmentCache.ts"
 import { ownedAmong } from "./SourceAccess.ts"
 
 /** Chunks per statement when postings are written or counted: each statement stays short on the embedded engine. */
@@ -65,30 +77,6 @@ export const weightUnits = (
   len: number
 ) => roundHalfEven(idf * (tf * k1 + tf) / (tf + k1 * (1 - b + b * len / avgdl)) * unit)
 
-/** Postings of term frequencies and chunk lengths below these have their weights computed once per term and query. */
-const memoizedFrequencies = 16
-const memoizedLengths = 256
-/** A term of fewer postings is weighed directly: filling its rows would cost more than they save. */
-const memoizedPostings = 4 * memoizedLengths
-
-/**
- * `weightUnits` of one term, each weight of a term frequency and chunk length below `memoizedFrequencies` and
- * `memoizedLengths` (nearly every posting) computed once, for a term of at least `memoizedPostings` postings: the
- * division costs more than the lookup. A frequency's row of weights is made when a posting first needs it.
- */
-const memoizedWeights = (parameters: Bm25Parameters, { avgdl, idf, postings }: QueryTerm) => {
-  const rows: Array<Float64Array | undefined> = new Array(memoizedFrequencies).fill(undefined)
-  const direct = postings < memoizedPostings
-  return (tf: number, len: number) => {
-    if (direct || tf >= memoizedFrequencies || len >= memoizedLengths) {
-      return weightUnits(parameters, avgdl, idf, tf, len)
-    }
-    const row = rows[tf] ??= new Float64Array(memoizedLengths).fill(Number.NaN)
-    const known = row[len]!
-    return known === known ? known : (row[len] = weightUnits(parameters, avgdl, idf, tf, len))
-  }
-}
-
 /** A query term found in the sources: its IDF there, the sources' average chunk length, its postings. */
 interface QueryTerm {
   readonly term: string
@@ -119,18 +107,31 @@ interface Scored {
 /** The score of a scored chunk, by its index. */
 const unitsAt = ({ byNumber, nos, units }: Scored, i: number) => units[byNumber ? nos[i]! : i]!
 
-/** Scores by chunk number, for one query at a time (reused by the next: clearing is by stamp, not by filling). */
-class Accumulator {
-  private units = new Float64Array(1024)
-  private stamps = new Int32Array(1024)
-  private stamp = 0
+/** A segment as the search's first statement names it: its postings, or null where they come through the cache. */
+interface SegmentRow {
+  readonly id: string
+  readonly term: string
+  readonly packed: Uint8Array | null
+}
+
+/** Weight tables an accumulator keeps for the next query; a query of more common terms makes the others anew. */
+const pooledTables = 32
+const noTable = new Float64Array(0)
+
+/**
+ * Scores by chunk number, for one query at a time (reused by the next: clearing is by stamp, not by filling), and
+ * the query's terms' weight tables.
+ */
+class Accumulator implements Scores {
+  units = new Float64Array(1024)
+  stamps = new Int32Array(1024)
+  stamp = 0
   /** The numbers scored by this query, in the order first scored: `seen[0 .. seenLength)`. */
-  private seen = new Int32Array(1024)
-  private seenLength = 0
-  /** A segment's postings, decoded (grown to the largest segment read). */
-  private nos = new Int32Array(1024)
-  private tfs = new Uint8Array(1024)
-  private lens = new Int32Array(1024)
+  seen = new Int32Array(1024)
+  seenLength = 0
+  /** Weight tables, one per term of the query, reused by the next (`weightsOf`). */
+  private readonly tables: Array<Float64Array> = []
+  private tablesUsed = 0
 
   start() {
     if (this.stamp === 2 ** 31 - 1) {
@@ -139,39 +140,33 @@ class Accumulator {
     }
     this.stamp++
     this.seenLength = 0
+    this.tablesUsed = 0
+  }
+
+  /**
+   * A term's `weightUnits`, each weight of a term frequency and chunk length in the table (nearly every posting)
+   * computed once per query for a term of `tabledPostings` or more: the division costs more than the lookup, and
+   * filling the table more than it saves on fewer.
+   */
+  weightsOf(parameters: Bm25Parameters, { avgdl, idf, postings }: QueryTerm, tabledPostings: number): TermWeights {
+    const weigh = (tf: number, len: number) => weightUnits(parameters, avgdl, idf, tf, len)
+    if (postings < tabledPostings) return { table: noTable, weigh }
+    if (this.tablesUsed === this.tables.length && this.tables.length < pooledTables) {
+      this.tables.push(new Float64Array(weightSlots))
+    }
+    const table = this.tablesUsed < this.tables.length ? this.tables[this.tablesUsed++]! : new Float64Array(weightSlots)
+    return { table: table.fill(Number.NaN), weigh }
   }
 
   /** Adds the weights of a packed segment's postings; returns how many it held. */
-  addSegment(packed: Uint8Array, weigh: (tf: number, len: number) => number): number {
+  addSegment(packed: Uint8Array, weights: TermWeights): number {
     const bound = postingsBound(packed)
-    if (bound > this.nos.length) {
-      this.nos = new Int32Array(bound)
-      this.tfs = new Uint8Array(bound)
-      this.lens = new Int32Array(bound)
-    }
-    const { lens, nos, tfs } = this
-    const count = decodePostings(packed, nos, tfs, lens)
-    // Numbers ascend within a segment: the last is the highest.
-    if (count > 0 && nos[count - 1]! >= this.units.length) this.grow(nos[count - 1]! + 1)
-    if (this.seenLength + count > this.seen.length) {
-      const seen = new Int32Array(Math.max(this.seenLength + count, this.seen.length * 2))
+    if (this.seenLength + bound > this.seen.length) {
+      const seen = new Int32Array(Math.max(this.seenLength + bound, this.seen.length * 2))
       seen.set(this.seen.subarray(0, this.seenLength))
       this.seen = seen
     }
-    const { seen, stamp, stamps, units } = this
-    let seenLength = this.seenLength
-    for (let i = 0; i < count; i++) {
-      const no = nos[i]!
-      const weight = weigh(tfs[i]!, lens[i]!)
-      if (stamps[no] === stamp) units[no]! += weight
-      else {
-        stamps[no] = stamp
-        units[no] = weight
-        seen[seenLength++] = no
-      }
-    }
-    this.seenLength = seenLength
-    return count
+    return scorePostings(packed, weights, this)
   }
 
   /**
@@ -182,7 +177,7 @@ class Accumulator {
     return { nos: this.seen.subarray(0, this.seenLength), units: this.units, byNumber: true }
   }
 
-  private grow(size: number) {
+  grow(size: number) {
     const capacity = Math.max(size, this.units.length * 2)
     const units = new Float64Array(capacity)
     units.set(this.units)
@@ -361,16 +356,26 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
    * `inlinePostings`: a term with at most this many postings is read at once, however common (deferring it could
    * not save much). `lookupCost`: looking up a deferred term's weight in one chunk is counted as reading this many
    * postings (scattered index pages against a sequential read; docs/decisions.md has the comparison that chose
-   * 256). Tests set both low to prune on small corpora.
+   * 256). `tabledPostings`: a term with at least this many postings has its weights looked up in a table
+   * (`Accumulator.weightsOf`). `cachedPostings`: a segment of at least this many postings is kept in the service's
+   * memory once read (`SegmentCache`, `cacheBytes` in all). Tests set them low to prune, use the tables and the cache
+   * on small corpora.
    */
   static readonly layerWith = (
-    { inlinePostings, lookupCost }: { readonly inlinePostings: number; readonly lookupCost: number }
+    { cacheBytes, cachedPostings, inlinePostings, lookupCost, tabledPostings }: {
+      readonly inlinePostings: number
+      readonly lookupCost: number
+      readonly tabledPostings: number
+      readonly cachedPostings: number
+      readonly cacheBytes: number
+    }
   ) => Layer.effect(
     LexicalIndex,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       /** Accumulators not in use: one per search running at once, so a search can let other work in between. */
       const idle: Array<Accumulator> = []
+      const cache = new SegmentCache(cacheBytes)
 
       /** The version's chunk ordinals in ranges of `postingsBatch` chunks, so no statement handles a whole document. */
       const ordinalRanges = Effect.fnUntraced(function*(documentId: string, version: number | null) {
@@ -641,12 +646,12 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const scoreSegments = Effect.fnUntraced(function*(
         accumulator: Accumulator,
         segments: ReadonlyArray<{ readonly term: string; readonly packed: Uint8Array }>,
-        weighOf: (term: string) => (tf: number, len: number) => number
+        weightsOf: (term: string) => TermWeights
       ) {
         let postings = 0
         let yieldAt = postingsPerYield
         for (const segment of segments) {
-          postings += accumulator.addSegment(segment.packed, weighOf(segment.term))
+          postings += accumulator.addSegment(segment.packed, weightsOf(segment.term))
           if (postings >= yieldAt) {
             yieldAt = postings + postingsPerYield
             yield* Effect.yieldNow
@@ -689,12 +694,39 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         }
       })
 
-      const searchMeasured = Effect.fn("LexicalIndex.search")(function*(
+      /** The segments' postings: given, or kept in the cache; undefined if the cache lacks one of them. */
+      const postingsOf = (
+        rows: ReadonlyArray<SegmentRow>
+      ): ReadonlyArray<{ readonly term: string; readonly packed: Uint8Array }> | undefined => {
+        const segments: Array<{ readonly term: string; readonly packed: Uint8Array }> = []
+        for (const { id, packed, term } of rows) {
+          const found = packed ?? cache.get(id)
+          if (found === undefined) return undefined
+          segments.push({ term, packed: found })
+        }
+        return segments
+      }
+
+      /** Keeps the segments of at least `cachedPostings` postings. */
+      const keep = (rows: ReadonlyArray<SegmentRow & { readonly postings: number }>) => {
+        for (const { id, packed, postings } of rows) {
+          if (packed !== null && postings >= cachedPostings) cache.set(id, packed)
+        }
+      }
+
+      /**
+       * The search. `throughCache`: the first statement leaves out the postings of segments of `cachedPostings` or
+       * more, and the search gives up (undefined) if the cache lacks one of those it reads; asked again without,
+       * it reads them all in its first statement and keeps the large ones. (A segment is never read by its id
+       * in a later statement: a merge may have replaced it in between.)
+       */
+      const searchWith = Effect.fnUntraced(function*(
         query: string,
         sources: SearchedSources,
         limit: number,
         parameters: Bm25Parameters,
-        withChunks = false
+        withChunks: boolean,
+        throughCache: boolean
       ) {
         const sourceIds = [...new Set(isOwned(sources) ? sources.ids : sources)]
         if (sourceIds.length === 0 || limit <= 0) return { hits: [], postings: { read: 0, total: 0 }, owned: 0 }
@@ -706,57 +738,76 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // (from the lowest IDF up, while their IDFs add up to less than a quarter of the highest) found in more than
         // `inlinePostings` chunks: those are deferred (MaxScore, below), when at most `maxScoreDepth` are asked. The
         // IDFs are added up only for such a term (CASE reads its branches in order), not by a window over every term.
-        // Always one row at least, for the count of the sources searched.
+        // Through the cache, segments of `cachedPostings` or more that it can hold come without their postings
+        // (`octet_length` reads a stored value's size without reading the value). Always one row at least, for the
+        // count of the sources searched.
         const rows = yield* sql<{
           readonly owned: number
           readonly term: string | null
           readonly idf: number
           readonly avgdl: number
+          readonly id: string
           readonly postings: number
+          readonly deferred: boolean
           readonly packed: Uint8Array | null
         }>`
           WITH ${owner === undefined ? sql`` : sql`searched AS MATERIALIZED (${ownedAmong(sql, owner, sourceIds)}),`}
           ${weightedTerms(sql, query, searched)},
           found AS (
-            SELECT r.term, r.idf, r.avgdl, s.postings,
+            SELECT r.term, r.idf, r.avgdl, s.id::text AS id, s.postings, s.packed,
               CASE
-                WHEN r.df <= ${inlinePostings} OR NOT ${limit <= maxScoreDepth} THEN s.packed
-                WHEN (SELECT sum(w.idf) FROM weighted w WHERE (w.idf, w.term) <= (r.idf, r.term))
-                  < (SELECT max(idf) FROM weighted) / 4 THEN NULL
-                ELSE s.packed
-              END AS packed
+                WHEN r.df <= ${inlinePostings} OR NOT ${limit <= maxScoreDepth} THEN false
+                ELSE (SELECT sum(w.idf) FROM weighted w WHERE (w.idf, w.term) <= (r.idf, r.term))
+                  < (SELECT max(idf) FROM weighted) / 4
+              END AS deferred
             FROM weighted r JOIN lexical_segments s ON s.term = r.term AND s.source_id IN ${searched}
           )
-          SELECT ${owner === undefined ? sourceIds.length : sql`(SELECT count(*) FROM searched)`}::int AS owned, found.*
+          SELECT ${owner === undefined ? sourceIds.length : sql`(SELECT count(*) FROM searched)`}::int AS owned,
+            found.term, found.idf, found.avgdl, found.id, found.postings, found.deferred,
+            CASE
+              WHEN found.deferred OR (${throughCache} AND found.postings >= ${cachedPostings}
+                AND octet_length(found.packed) <= ${cacheBytes}) THEN NULL
+              ELSE found.packed
+            END AS packed
           FROM (SELECT 1) AS one LEFT JOIN found ON true`
         const owned = rows[0]?.owned ?? 0
         if (owned < sourceIds.length) return { hits: [], postings: { read: 0, total: 0 }, owned }
         const byTerm = new Map<string, QueryTerm & { readonly deferred: boolean }>()
-        for (const { avgdl, idf, packed, postings, term } of rows) {
+        const segmentRows: Array<SegmentRow & { readonly postings: number; readonly deferred: boolean }> = []
+        for (const { avgdl, deferred, id, idf, packed, postings, term } of rows) {
           if (term === null) continue
           const seen = byTerm.get(term)?.postings ?? 0
-          byTerm.set(term, { term, idf, avgdl, postings: seen + postings, deferred: packed === null })
+          byTerm.set(term, { term, idf, avgdl, postings: seen + postings, deferred })
+          segmentRows.push({ id, term, packed, postings, deferred })
         }
         const terms = [...byTerm.values()]
         const total = terms.reduce((sum, term) => sum + term.postings, 0)
         if (terms.length === 0) return { hits: [], postings: { read: 0, total }, owned }
-        const weighers = new Map<string, (tf: number, len: number) => number>()
-        const weighOf = (term: string) => {
-          let weigh = weighers.get(term)
-          if (weigh === undefined) {
-            weighers.set(term, weigh = memoizedWeights(parameters, byTerm.get(term)!))
-          }
-          return weigh
-        }
-        const read = rows.flatMap(({ packed, term }) => packed === null || term === null ? [] : [{ term, packed }])
         const deferred = terms.filter((term) => term.deferred)
-        const segmentsOf = (chosen: ReadonlyArray<QueryTerm>) =>
-          sql<{ term: string; packed: Uint8Array }>`
-            SELECT term, packed FROM lexical_segments
-            WHERE term = ANY(${chosen.map((term) => term.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
+        const read = postingsOf(segmentRows.filter((row) => !row.deferred))
+        if (read === undefined) return undefined
+        keep(segmentRows)
+        // The deferred terms' segments, as they are when read (by term: kept ones may have been merged since).
+        const deferredSegments = Effect.gen(function*() {
+          const kept = postingsOf(segmentRows.filter((row) => row.deferred))
+          if (kept !== undefined) return kept
+          const read = yield* sql<SegmentRow & { readonly postings: number; readonly packed: Uint8Array }>`
+            SELECT id::text AS id, term, postings, packed FROM lexical_segments
+            WHERE term = ANY(${deferred.map((term) => term.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
+          keep(read)
+          return read
+        })
         const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
-        let postingsRead = yield* scoreSegments(accumulator, read, weighOf)
+        const weights = new Map<string, TermWeights>()
+        const weightsOf = (term: string) => {
+          let found = weights.get(term)
+          if (found === undefined) {
+            weights.set(term, found = accumulator.weightsOf(parameters, byTerm.get(term)!, tabledPostings))
+          }
+          return found
+        }
+        let postingsRead = yield* scoreSegments(accumulator, read, weightsOf)
         const known = new Map<number, Checked>()
         const finish = (scored: Scored) =>
           Effect.map(visibleBest(scored, limit, known, withChunks), (hits) => ({
@@ -795,20 +846,36 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const threshold = floor[limit - 1]?.units ?? Infinity
         const candidates = floor.length === limit && bound < threshold ? within(threshold) : []
         if (candidates.length === 0 || candidates.length > affordable) {
-          postingsRead += yield* scoreSegments(accumulator, yield* segmentsOf(deferred), weighOf)
+          postingsRead += yield* scoreSegments(accumulator, yield* deferredSegments, weightsOf)
           return yield* finishWithAll
         }
         const nos = Int32Array.from(candidates, (i) => partial.nos[i]!)
         const units = Float64Array.from(candidates, (i) => unitsAt(partial, i))
         idle.push(accumulator)
         const at = new Map(Array.from(nos, (no, i) => [no, i]))
-        const weights = yield* sql<{ no: number; term: string; tf: number; len: number }>`
+        const looked = yield* sql<{ no: number; term: string; tf: number; len: number }>`
           SELECT n.no, t.term, t.tf, t.len FROM unnest(${Array.from(nos)}::int[]) AS n (no)
           JOIN chunks c ON c.no = n.no
           JOIN chunk_terms t ON t.chunk_id = c.id AND t.term = ANY(${deferred.map((term) => term.term)}::text[])`
-        for (const row of weights) units[at.get(row.no)!]! += weighOf(row.term)(row.tf, row.len)
-        postingsRead += weights.length
+        // The accumulator, and its weight tables, went back to the pool: these few weights are computed directly.
+        for (const row of looked) {
+          const { avgdl, idf } = byTerm.get(row.term)!
+          units[at.get(row.no)!]! += weightUnits(parameters, avgdl, idf, row.tf, row.len)
+        }
+        postingsRead += looked.length
         return yield* finish({ nos, units, byNumber: false })
+      })
+
+      const searchMeasured = Effect.fn("LexicalIndex.search")(function*(
+        query: string,
+        sources: SearchedSources,
+        limit: number,
+        parameters: Bm25Parameters,
+        withChunks = false
+      ) {
+        const search = (throughCache: boolean) =>
+          searchWith(query, sources, limit, parameters, withChunks, throughCache)
+        return (cacheBytes > 0 ? yield* search(true) : undefined) ?? (yield* search(false))!
       }, Effect.orDie)
 
       const search = (
@@ -823,5 +890,14 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
     })
   )
 
-  static readonly layer = LexicalIndex.layerWith({ inlinePostings: 16_384, lookupCost: 256 })
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const config = yield* EngramConfig
+    return LexicalIndex.layerWith({
+      inlinePostings: 16_384,
+      lookupCost: 256,
+      tabledPostings: 1024,
+      cachedPostings: 1024,
+      cacheBytes: config.bm25CacheMb * 1024 * 1024
+    })
+  }))
 }

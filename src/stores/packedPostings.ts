@@ -15,10 +15,43 @@ export interface Posting {
 }
 
 /**
- * Decodes a packed segment into `nos`, `tfs` and `lens` (each at least `postingsBound(bytes)` long); returns how many
- * postings it holds. The scoring loop's reader: no call per posting.
+ * A query's scores by chunk number as `scorePostings` adds to them: `units[no]` counts for the query when
+ * `stamps[no] === stamp`; `seen[0 .. seenLength)` lists the numbers in the order first scored.
  */
-export const decodePostings = (bytes: Uint8Array, nos: Int32Array, tfs: Uint8Array, lens: Int32Array): number => {
+export interface Scores {
+  units: Float64Array
+  stamps: Int32Array
+  seen: Int32Array
+  seenLength: number
+  readonly stamp: number
+  /** Makes `units` and `stamps` at least `size` long. */
+  grow(size: number): void
+}
+
+/**
+ * A term's weights by term frequency and chunk length: `table[tf << 8 | len]` for tf < 16 and len < 256, or `weigh`
+ * for each posting where the table is empty.
+ */
+export interface TermWeights {
+  /** `weightSlots` long, NaN where not computed yet (`weigh` fills it); or empty. */
+  readonly table: Float64Array
+  readonly weigh: (tf: number, len: number) => number
+}
+
+/** The slots of a `TermWeights` table. */
+export const weightSlots = 16 << 8
+
+/**
+ * Adds each posting's weight of a packed segment to `scores` (whose `seen` has room for `postingsBound(bytes)` more);
+ * returns how many postings it held. The search's reader: decoding and adding in one pass, no call per posting but
+ * for a weight first needed (or outside the table).
+ */
+export const scorePostings = (bytes: Uint8Array, weights: TermWeights, scores: Scores): number => {
+  const { table, weigh } = weights
+  const tabled = table.length === weightSlots
+  const { seen, stamp } = scores
+  let { stamps, units } = scores
+  let seenLength = scores.seenLength
   let no = 0
   let count = 0
   for (let at = 0; at < bytes.length; count++) {
@@ -29,16 +62,34 @@ export const decodePostings = (bytes: Uint8Array, nos: Int32Array, tfs: Uint8Arr
       gap += (byte & 127) * scale
     }
     no += gap
-    nos[count] = no
-    tfs[count] = bytes[at++]!
+    const tf = bytes[at++]!
     byte = bytes[at++]!
     let len = byte & 127
     for (let scale = 128; byte >= 128; scale *= 128) {
       byte = bytes[at++]!
       len += (byte & 127) * scale
     }
-    lens[count] = len
+    let weight: number
+    if (tabled && tf < 16 && len < 256) {
+      const slot = (tf << 8) | len
+      weight = table[slot]!
+      if (weight !== weight) weight = table[slot] = weigh(tf, len)
+    } else {
+      weight = weigh(tf, len)
+    }
+    if (no >= units.length) {
+      scores.grow(no + 1)
+      units = scores.units
+      stamps = scores.stamps
+    }
+    if (stamps[no] === stamp) units[no]! += weight
+    else {
+      stamps[no] = stamp
+      units[no] = weight
+      seen[seenLength++] = no
+    }
   }
+  scores.seenLength = seenLength
   return count
 }
 
@@ -47,10 +98,24 @@ export const postingsBound = (bytes: Uint8Array) => Math.floor(bytes.length / 3)
 
 /** Calls `visit` with each posting of a packed segment. */
 export const forEachPosting = (bytes: Uint8Array, visit: (no: number, tf: number, len: number) => void) => {
-  const bound = postingsBound(bytes)
-  const [nos, tfs, lens] = [new Int32Array(bound), new Uint8Array(bound), new Int32Array(bound)]
-  const count = decodePostings(bytes, nos, tfs, lens)
-  for (let i = 0; i < count; i++) visit(nos[i]!, tfs[i]!, lens[i]!)
+  let no = 0
+  for (let at = 0; at < bytes.length;) {
+    let byte = bytes[at++]!
+    let gap = byte & 127
+    for (let scale = 128; byte >= 128; scale *= 128) {
+      byte = bytes[at++]!
+      gap += (byte & 127) * scale
+    }
+    no += gap
+    const tf = bytes[at++]!
+    byte = bytes[at++]!
+    let len = byte & 127
+    for (let scale = 128; byte >= 128; scale *= 128) {
+      byte = bytes[at++]!
+      len += (byte & 127) * scale
+    }
+    visit(no, tf, len)
+  }
 }
 
 /** Postings, in chunk-number order, packed. */

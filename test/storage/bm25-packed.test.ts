@@ -5,7 +5,16 @@ import type { EngramSettings } from "../../src/config.ts"
 import { SqlClient } from "effect/sql"
 import { exhaustiveBm25, mostSegmentsPerTerm } from "../../scripts/lib/bm25Reference.ts"
 import { LexicalIndex, mergeGroups } from "../../src/stores/LexicalIndex.ts"
-import { forEachPosting, pack, packedAggregate, type Posting } from "../../src/stores/packedPostings.ts"
+import { SegmentCache } from "../../src/stores/segmentCache.ts"
+import {
+  forEachPosting,
+  pack,
+  packedAggregate,
+  type Posting,
+  type Scores,
+  scorePostings,
+  weightSlots
+} from "../../src/stores/packedPostings.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, freshSettings, serverLayer, TestServer } from "../support/server.ts"
@@ -57,7 +66,10 @@ const parameters = { k1: 1.2, b: 0.75 }
 
 interface Index {
   readonly lexical: LexicalIndex["Service"]
-  /** The same index with a first statement and lookups for small corpora (the server's suit 100,000 chunks). */
+  /**
+   * The same index with a first statement, lookups, weight tables and the segment cache for small corpora (the
+   * server's suit 100,000 chunks).
+   */
   readonly pruning: LexicalIndex["Service"]
   readonly sql: SqlClient.SqlClient
 }
@@ -67,9 +79,16 @@ const onServer = <A>(settings: EngramSettings, use: (url: string, index: Index) 
   Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(serverLayer(settings))
     const sql = Context.get(context, SqlClient.SqlClient)
-    const pruning = yield* Layer.build(LexicalIndex.layerWith({ inlinePostings: 16, lookupCost: 1 })).pipe(
-      Effect.provideService(SqlClient.SqlClient, sql)
-    )
+    const pruning = yield* Layer.build(
+      LexicalIndex.layerWith({
+        inlinePostings: 16,
+        lookupCost: 1,
+        tabledPostings: 4,
+        cachedPostings: 4,
+        // Small enough that segments are given up and read again within one comparison.
+        cacheBytes: 2048
+      })
+    ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     return yield* use(Context.get(context, TestServer).url, {
       lexical: Context.get(context, LexicalIndex),
       pruning: Context.get(pruning, LexicalIndex),
@@ -322,7 +341,7 @@ describe("BM25 over packed postings", () => {
     it.live(`a query of hundreds of distinct words is scored exactly (${engine})`, () =>
       Effect.gen(function*() {
         const settings = yield* freshSettings(engine, { embedModel: "none", extractor: "off" })
-        yield* onServer(settings, (url, { lexical, sql }) =>
+        yield* onServer(settings, (url, { lexical, pruning, sql }) =>
           Effect.gen(function*() {
             const token = yield* login(url, "Long query")
             const sourceId = yield* createSource(url, token)
@@ -342,6 +361,10 @@ describe("BM25 over packed postings", () => {
             const reference = yield* exhaustiveBm25(sql, query, [sourceId], 10, parameters)
             assert.strictEqual(reference.length, 10)
             assert.deepStrictEqual(yield* lexical.search(query, [sourceId], 10, parameters), reference)
+            // With weight tables for its terms (more than an accumulator keeps), twice: the kept ones are reused.
+            for (let time = 0; time < 2; time++) {
+              assert.deepStrictEqual(yield* pruning.search(query, [sourceId], 10, parameters), reference)
+            }
           }))
       }).pipe(Effect.scoped), 600_000)
   }
@@ -376,6 +399,88 @@ for (const engine of engines) {
       }))
   })
 }
+
+describe("scoring packed postings", () => {
+  /** Scores with room for `size` chunk numbers, growing as asked. */
+  const scoresOf = (size: number, stamp: number): Scores => ({
+    units: new Float64Array(size),
+    stamps: new Int32Array(size),
+    seen: new Int32Array(64),
+    seenLength: 0,
+    stamp,
+    grow(to) {
+      const units = new Float64Array(to)
+      units.set(this.units)
+      const stamps = new Int32Array(to)
+      stamps.set(this.stamps)
+      this.units = units
+      this.stamps = stamps
+    }
+  })
+
+  it("adds each posting's weight once per segment, with a table or without, past the table and the arrays", () => {
+    // A weight from every field, so that a posting read wrong or weighed from another's slot gives another sum.
+    const weigh = (tf: number, len: number) => tf * 1_000_003 + len
+    const random = mulberry32(17)
+    const segment = (count: number): Array<Posting> => {
+      const numbers = new Set<number>()
+      while (numbers.size < count) numbers.add(1 + Math.floor(random() * 3000))
+      return [...numbers].sort((a, b) => a - b).map((no, i) => ({
+        no,
+        // Frequencies and lengths inside the table and past it (tf 16+, len 256+, wide varints).
+        tf: i % 7 === 0 ? 16 + Math.floor(random() * 240) : 1 + Math.floor(random() * 15),
+        len: i % 5 === 0 ? 256 + Math.floor(random() * 100_000) : Math.floor(random() * 256)
+      }))
+    }
+    const segments = [segment(40), segment(30), [{ no: 2_147_483_000, tf: 3, len: 255 }]]
+    const expected = new Map<number, number>()
+    for (const postings of segments) {
+      for (const { len, no, tf } of postings) expected.set(no, (expected.get(no) ?? 0) + weigh(tf, len))
+    }
+    for (const tabled of [true, false]) {
+      // Stale values of an earlier query (stamp 1) under this one's (stamp 2); arrays smaller than the numbers.
+      const scores = scoresOf(1024, 2)
+      scores.stamps.fill(1)
+      scores.units.fill(123)
+      const table = tabled ? new Float64Array(weightSlots).fill(Number.NaN) : new Float64Array(0)
+      let count = 0
+      for (const postings of segments) {
+        const large = new Int32Array(scores.seenLength + postings.length)
+        large.set(scores.seen.subarray(0, scores.seenLength))
+        scores.seen = large
+        count += scorePostings(pack(postings), { table, weigh }, scores)
+      }
+      assert.strictEqual(count, 71)
+      const seen = [...scores.seen.subarray(0, scores.seenLength)]
+      assert.deepStrictEqual(new Set(seen), new Set(expected.keys()))
+      assert.strictEqual(seen.length, expected.size)
+      for (const no of seen) assert.strictEqual(scores.units[no], expected.get(no), `chunk ${no}, table ${tabled}`)
+    }
+  })
+})
+
+describe("segment cache", () => {
+  it("keeps segments within its bound, giving up the least recently used, and none larger than the bound", () => {
+    const cache = new SegmentCache(10)
+    const bytes = (length: number, fill: number) => new Uint8Array(length).fill(fill)
+    cache.set("1", bytes(4, 1))
+    cache.set("2", bytes(4, 2))
+    assert.deepStrictEqual(cache.get("1"), bytes(4, 1))
+    // "2" is now the least recently used: the third segment takes its place.
+    cache.set("3", bytes(4, 3))
+    assert.isUndefined(cache.get("2"))
+    assert.deepStrictEqual(cache.get("1"), bytes(4, 1))
+    assert.deepStrictEqual(cache.get("3"), bytes(4, 3))
+    assert.strictEqual(cache.size, 8)
+    cache.set("4", bytes(11, 4))
+    assert.isUndefined(cache.get("4"))
+    assert.strictEqual(cache.size, 8)
+    cache.set("5", bytes(10, 5))
+    assert.isUndefined(cache.get("1"))
+    assert.isUndefined(cache.get("3"))
+    assert.strictEqual(cache.size, 10)
+  })
+})
 
 describe("merge groups", () => {
   it("keeps the classes in order, each group within the bound unless one class alone exceeds it", () => {

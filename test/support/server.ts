@@ -76,6 +76,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   extractMaxChars: 250_000,
   bm25K1: 1.2,
   bm25B: 0.75,
+  bm25CacheMb: 64,
   fusionK: 60,
   fusionWeightVector: 1,
   fusionWeightLexical: 1,
