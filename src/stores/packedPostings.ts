@@ -14,6 +14,19 @@ export interface Posting {
   readonly len: number
 }
 
+/** The varint at `cursor.at`, which moves past it. */
+const readVarint = (bytes: Uint8Array, cursor: { at: number }): number => {
+  let at = cursor.at
+  let byte = bytes[at++]!
+  let value = byte & 127
+  for (let scale = 128; byte >= 128; scale *= 128) {
+    byte = bytes[at++]!
+    value += (byte & 127) * scale
+  }
+  cursor.at = at
+  return value
+}
+
 /**
  * A query's scores by chunk number as `scorePostings` adds to them: `units[no]` counts for the query when
  * `stamps[no] === stamp`; `seen[0 .. seenLength)` lists the numbers in the order first scored.
@@ -54,21 +67,10 @@ export const scorePostings = (bytes: Uint8Array, weights: TermWeights, scores: S
   let seenLength = scores.seenLength
   let no = 0
   let count = 0
-  for (let at = 0; at < bytes.length; count++) {
-    let byte = bytes[at++]!
-    let gap = byte & 127
-    for (let scale = 128; byte >= 128; scale *= 128) {
-      byte = bytes[at++]!
-      gap += (byte & 127) * scale
-    }
-    no += gap
-    const tf = bytes[at++]!
-    byte = bytes[at++]!
-    let len = byte & 127
-    for (let scale = 128; byte >= 128; scale *= 128) {
-      byte = bytes[at++]!
-      len += (byte & 127) * scale
-    }
+  for (const cursor = { at: 0 }; cursor.at < bytes.length; count++) {
+    no += readVarint(bytes, cursor)
+    const tf = bytes[cursor.at++]!
+    const len = readVarint(bytes, cursor)
     let weight: number
     if (tabled && tf < 16 && len < 256) {
       const slot = (tf << 8) | len
@@ -99,22 +101,10 @@ export const postingsBound = (bytes: Uint8Array) => Math.floor(bytes.length / 3)
 /** Calls `visit` with each posting of a packed segment. */
 export const forEachPosting = (bytes: Uint8Array, visit: (no: number, tf: number, len: number) => void) => {
   let no = 0
-  for (let at = 0; at < bytes.length;) {
-    let byte = bytes[at++]!
-    let gap = byte & 127
-    for (let scale = 128; byte >= 128; scale *= 128) {
-      byte = bytes[at++]!
-      gap += (byte & 127) * scale
-    }
-    no += gap
-    const tf = bytes[at++]!
-    byte = bytes[at++]!
-    let len = byte & 127
-    for (let scale = 128; byte >= 128; scale *= 128) {
-      byte = bytes[at++]!
-      len += (byte & 127) * scale
-    }
-    visit(no, tf, len)
+  for (const cursor = { at: 0 }; cursor.at < bytes.length;) {
+    no += readVarint(bytes, cursor)
+    const tf = bytes[cursor.at++]!
+    visit(no, tf, readVarint(bytes, cursor))
   }
 }
 
