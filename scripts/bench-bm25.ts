@@ -7,9 +7,10 @@
  * query (the dataset's test queries, or synthetic ones) checks that search's top k equals the exhaustive top k in SQL
  * (same chunks, order and scores), and reports the latency of both, the postings of a query's terms and the share of
  * them search read (MaxScore leaves common terms' postings unread); the same search reading every term's postings
- * (no MaxScore) runs beside it, alternating which goes first, and must give the same top k. `--no-reference` skips
- * the slow exhaustive SQL (the two searches are then compared with each other). `--data-dir DIR` keeps the embedded
- * database in DIR and reuses the corpus it finds there (also `bench:search`'s synthetic corpus, the same documents).
+ * (no MaxScore, no segment cache) runs beside it, alternating which goes first, and must give the same top k.
+ * `--no-reference` skips the slow exhaustive SQL (the two searches are then compared with each other). `--data-dir
+ * DIR` keeps the embedded database in DIR and reuses the corpus it finds there (also `bench:search`'s synthetic
+ * corpus, the same documents).
  * Embedded PGlite by default; PostgreSQL with DATABASE_URL.
  */
 import { Context, Effect, Layer, Option } from "effect"
@@ -109,7 +110,7 @@ const program = Effect.gen(function*() {
   yield* sql`VACUUM (ANALYZE)`.pipe(Effect.orDie)
 
   const lexical = Context.get(instance.context, LexicalIndex)
-  // The same index reading every term's postings in one statement (no MaxScore), for comparison in the same run.
+  // The same index reading every term's postings in one statement (no MaxScore, no segment cache), for comparison.
   const everyTerm = Context.get(
     yield* Layer.build(
       LexicalIndex.layerWith({
