@@ -791,11 +791,11 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         const deferredSegments = Effect.gen(function*() {
           const kept = postingsOf(segmentRows.filter((row) => row.deferred))
           if (kept !== undefined) return kept
-          const read = yield* sql<SegmentRow & { readonly postings: number; readonly packed: Uint8Array }>`
+          const segments = yield* sql<SegmentRow & { readonly postings: number; readonly packed: Uint8Array }>`
             SELECT id::text AS id, term, postings, packed FROM lexical_segments
             WHERE term = ANY(${deferred.map((term) => term.term)}::text[]) AND source_id IN ${sql.in(sourceIds)}`
-          keep(read)
-          return read
+          keep(segments)
+          return segments
         })
         const accumulator = idle.pop() ?? new Accumulator()
         accumulator.start()
