@@ -122,7 +122,7 @@ const noTable = new Float64Array(0)
  * Scores by chunk number, for one query at a time (reused by the next: clearing is by stamp, not by filling), and
  * the query's terms' weight tables.
  */
-class Accumulator implements Scores {
+export class Accumulator implements Scores {
   units = new Float64Array(1024)
   stamps = new Int32Array(1024)
   stamp = 0

@@ -4,17 +4,9 @@ import { mulberry32 } from "../../scripts/lib/onnx.ts"
 import type { EngramSettings } from "../../src/config.ts"
 import { SqlClient } from "effect/sql"
 import { exhaustiveBm25, mostSegmentsPerTerm } from "../../scripts/lib/bm25Reference.ts"
-import { LexicalIndex, mergeGroups } from "../../src/stores/LexicalIndex.ts"
+import { Accumulator, LexicalIndex, mergeGroups } from "../../src/stores/LexicalIndex.ts"
 import { SegmentCache } from "../../src/stores/segmentCache.ts"
-import {
-  forEachPosting,
-  pack,
-  packedAggregate,
-  type Posting,
-  type Scores,
-  scorePostings,
-  weightSlots
-} from "../../src/stores/packedPostings.ts"
+import { forEachPosting, pack, packedAggregate, type Posting, weightSlots } from "../../src/stores/packedPostings.ts"
 import { login, request } from "../support/http.ts"
 import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
 import { engines, freshServer, freshSettings, serverLayer, TestServer } from "../support/server.ts"
@@ -401,23 +393,6 @@ for (const engine of engines) {
 }
 
 describe("scoring packed postings", () => {
-  /** Scores with room for `size` chunk numbers, growing as asked. */
-  const scoresOf = (size: number, stamp: number): Scores => ({
-    units: new Float64Array(size),
-    stamps: new Int32Array(size),
-    seen: new Int32Array(64),
-    seenLength: 0,
-    stamp,
-    grow(to) {
-      const units = new Float64Array(to)
-      units.set(this.units)
-      const stamps = new Int32Array(to)
-      stamps.set(this.stamps)
-      this.units = units
-      this.stamps = stamps
-    }
-  })
-
   it("adds each posting's weight once per segment, with a table or without, past the table and the arrays", () => {
     // A weight from every field, so that a posting read wrong or weighed from another's slot gives another sum.
     const weigh = (tf: number, len: number) => tf * 1_000_003 + len
@@ -427,34 +402,31 @@ describe("scoring packed postings", () => {
       while (numbers.size < count) numbers.add(1 + Math.floor(random() * 3000))
       return [...numbers].sort((a, b) => a - b).map((no, i) => ({
         no,
-        // Frequencies and lengths inside the table and past it (tf 16+, len 256+, wide varints).
+        // Frequencies and lengths inside the table and past it (tf 16+, len 256+ in varints of up to three bytes).
         tf: i % 7 === 0 ? 16 + Math.floor(random() * 240) : 1 + Math.floor(random() * 15),
         len: i % 5 === 0 ? 256 + Math.floor(random() * 100_000) : Math.floor(random() * 256)
       }))
     }
-    const segments = [segment(40), segment(30), [{ no: 2_147_483_000, tf: 3, len: 255 }]]
+    // The last segment's number lies past the accumulator's first arrays (1,024 numbers), a three-byte gap away.
+    const segments = [segment(40), segment(30), [{ no: 200_000, tf: 3, len: 255 }]]
     const expected = new Map<number, number>()
     for (const postings of segments) {
       for (const { len, no, tf } of postings) expected.set(no, (expected.get(no) ?? 0) + weigh(tf, len))
     }
     for (const tabled of [true, false]) {
-      // Stale values of an earlier query (stamp 1) under this one's (stamp 2); arrays smaller than the numbers.
-      const scores = scoresOf(1024, 2)
-      scores.stamps.fill(1)
-      scores.units.fill(123)
+      const accumulator = new Accumulator()
+      // An earlier query's scores under the same numbers, which must not count for this one.
+      accumulator.start()
+      accumulator.addSegment(pack(segment(1000)), { table: new Float64Array(0), weigh })
+      accumulator.start()
       const table = tabled ? new Float64Array(weightSlots).fill(Number.NaN) : new Float64Array(0)
       let count = 0
-      for (const postings of segments) {
-        const large = new Int32Array(scores.seenLength + postings.length)
-        large.set(scores.seen.subarray(0, scores.seenLength))
-        scores.seen = large
-        count += scorePostings(pack(postings), { table, weigh }, scores)
-      }
+      for (const postings of segments) count += accumulator.addSegment(pack(postings), { table, weigh })
       assert.strictEqual(count, 71)
-      const seen = [...scores.seen.subarray(0, scores.seenLength)]
-      assert.deepStrictEqual(new Set(seen), new Set(expected.keys()))
-      assert.strictEqual(seen.length, expected.size)
-      for (const no of seen) assert.strictEqual(scores.units[no], expected.get(no), `chunk ${no}, table ${tabled}`)
+      const { nos, units } = accumulator.scored()
+      assert.deepStrictEqual(new Set(nos), new Set(expected.keys()))
+      assert.strictEqual(nos.length, expected.size)
+      for (const no of nos) assert.strictEqual(units[no], expected.get(no), `chunk ${no}, table ${tabled}`)
     }
   })
 })
