@@ -1,16 +1,18 @@
 /**
- * Conversational memory on the hand-written development set (bench/fixtures/conversations): each log is one
- * source with one `messages` document per session, ingested through the real pipeline (extraction included).
+ * Conversational memory on the hand-written development set (bench/fixtures/conversations), or with `--locomo FILE`
+ * on a held-out set in LoCoMo's format (scripts/lib/locomo.ts): each log is one source with one `messages` document
+ * per session, ingested through the real pipeline (extraction included).
  * Reports per log and overall:
  * - entity precision of the top 25 entities by mentions, ties by name (correct: its name or an alias equals, normalised, an
  *   expected entity's name or alias; "by name": its own name does; "kind": and its kind is the expected one) and how
- *   many expected entities were found among all of the source's;
+ *   many expected entities were found among all of the source's (logs without expected entities are left out);
  * - evidence recall@3 and @10 per question category for lexical, multi without the graph and multi (an evidence
  *   message is found when a returned chunk holds its text);
  * - temporal answer accuracy of `ask` (the instance's answerer: extractive without an LLM) on questions with an
  *   answer_date (the date in any common spelling).
- * Writes bench/results/eval-conversations.json.
+ * Writes bench/results/eval-conversations.json (eval-conversations-locomo.json with --locomo).
  *   npm run eval:conversations -- [--model-dir DIR] [--logs log-01,log-02] [--verbose]
+ *     [--locomo locomo10.json [--locomo-entities entities.json]]
  * Embedded PGlite by default; DATABASE_URL for PostgreSQL.
  */
 import { Effect, Option } from "effect"
@@ -19,31 +21,8 @@ import * as Path from "node:path"
 import type { UserId } from "../src/domain/User.ts"
 import { normalizeName } from "../src/extract/resolve.ts"
 import { argument, call, machine, startInstance, waitForSource } from "./lib/instance.ts"
+import { type Log, type Question, readLocomo } from "./lib/locomo.ts"
 import { mean } from "./lib/metrics.ts"
-
-interface Message {
-  readonly id: string
-  readonly speaker: string
-  readonly timestamp?: string
-  readonly content: string
-}
-
-interface Log {
-  readonly id: string
-  readonly title: string
-  readonly sessions: ReadonlyArray<{ readonly id: string; readonly date: string; readonly messages: ReadonlyArray<Message> }>
-  readonly expected_entities: ReadonlyArray<{ readonly name: string; readonly kind: string; readonly aliases: ReadonlyArray<string> }>
-}
-
-interface Question {
-  readonly id: string
-  readonly log: string
-  readonly question: string
-  readonly category: "single-hop" | "multi-hop" | "temporal"
-  readonly evidence: ReadonlyArray<string>
-  readonly answer: string
-  readonly answer_date: string | null
-}
 
 interface EntityRow {
   readonly name: string
@@ -54,18 +33,25 @@ interface EntityRow {
 
 const root = Path.resolve(import.meta.dirname, "..")
 const folder = Path.join(root, "bench/fixtures/conversations")
+const locomo = argument("locomo")
 const chosen = argument("logs")?.split(",")
-const logs: Array<Log> = Fs.readdirSync(folder)
-  .filter((file) => /^log-\d+\.json$/.test(file))
-  .sort()
-  .map((file) => JSON.parse(Fs.readFileSync(Path.join(folder, file), "utf8")) as Log)
-  .filter((log) => chosen === undefined || chosen.includes(log.id))
-const questions = (JSON.parse(Fs.readFileSync(Path.join(folder, "questions.json"), "utf8")) as {
-  questions: ReadonlyArray<Question>
-}).questions
+const set = locomo !== undefined
+  ? readLocomo(Path.resolve(locomo), argument("locomo-entities"))
+  : {
+    logs: Fs.readdirSync(folder)
+      .filter((file) => /^log-\d+\.json$/.test(file))
+      .sort()
+      .map((file) => JSON.parse(Fs.readFileSync(Path.join(folder, file), "utf8")) as Log),
+    questions: (JSON.parse(Fs.readFileSync(Path.join(folder, "questions.json"), "utf8")) as {
+      questions: ReadonlyArray<Question>
+    }).questions
+  }
+const logs = set.logs.filter((log) => chosen === undefined || chosen.includes(log.id))
+const questions = set.questions
 const modelDir = argument("model-dir")
 const verbose = argument("verbose") !== undefined
-const categories = ["single-hop", "multi-hop", "temporal"] as const
+const categories = ["single-hop", "multi-hop", "temporal", "open-domain"]
+  .filter((category) => questions.some((question) => question.category === category))
 const runs = [
   { name: "lexical", strategy: "lexical" as const, graph: true },
   { name: "multi-graph", strategy: "multi" as const, graph: false },
@@ -167,8 +153,11 @@ const program = Effect.gen(function*() {
     const correctByName = top.filter(isExpectedByName).length
     const kindRight = top.filter((entity) => expectedOf(entity)?.kind === entity.kind).length
     const foundCount = expected.filter((keys) => entities.some((entity) => [...entityNames(entity)].some((key) => keys.has(key)))).length
-    precisions.push({ correct, listed: top.length, byName: correctByName, kindRight })
-    found.push({ found: foundCount, expected: expected.length })
+    const labelled = expected.length > 0
+    if (labelled) {
+      precisions.push({ correct, listed: top.length, byName: correctByName, kindRight })
+      found.push({ found: foundCount, expected: expected.length })
+    }
 
     const messages = new Map(log.sessions.flatMap((one) => one.messages.map((message) => [message.id, message.content] as const)))
     const logQuestions = questions.filter((question) => question.log === log.id)
@@ -241,9 +230,9 @@ const program = Effect.gen(function*() {
       messages: messages.size,
       questions: logQuestions.length,
       entities: entities.length,
-      entity_precision_top25: top.length === 0 ? 0 : correct / top.length,
-      entity_precision_top25_by_name: top.length === 0 ? 0 : correctByName / top.length,
-      kind_right_top25: top.length === 0 ? 0 : kindRight / top.length,
+      entity_precision_top25: !labelled ? null : top.length === 0 ? 0 : correct / top.length,
+      entity_precision_top25_by_name: !labelled ? null : top.length === 0 ? 0 : correctByName / top.length,
+      kind_right_top25: !labelled ? null : top.length === 0 ? 0 : kindRight / top.length,
       top25: top.map((entity) => ({ name: entity.name, kind: entity.kind, mentions: entity.mention_count, correct: isExpected(entity) })),
       expected_entities_found: foundCount,
       expected_entities: expected.length,
@@ -253,15 +242,21 @@ const program = Effect.gen(function*() {
       answer_provider: provider
     })
     console.log(
-      `${log.id}: ${entities.length} entities, precision@${topEntities} ${(correct / Math.max(top.length, 1)).toFixed(2)}, ` +
-        `expected found ${foundCount}/${expected.length}, temporal answers ${right}/${dated.length}`
+      `${log.id}: ${entities.length} entities, ` +
+        (labelled
+          ? `precision@${topEntities} ${(correct / Math.max(top.length, 1)).toFixed(2)}, ` +
+            `expected found ${foundCount}/${expected.length}, `
+          : "no expected entities, ") +
+        `temporal answers ${right}/${dated.length}`
     )
   }
 
+  const precisionOf = (part: (p: typeof precisions[number]) => number) =>
+    precisions.length === 0 ? null : mean(precisions.map((p) => (p.listed === 0 ? 0 : part(p) / p.listed)))
   const overall = {
-    entity_precision_top25: mean(precisions.map((p) => (p.listed === 0 ? 0 : p.correct / p.listed))),
-    entity_precision_top25_by_name: mean(precisions.map((p) => (p.listed === 0 ? 0 : p.byName / p.listed))),
-    kind_right_top25: mean(precisions.map((p) => (p.listed === 0 ? 0 : p.kindRight / p.listed))),
+    entity_precision_top25: precisionOf((p) => p.correct),
+    entity_precision_top25_by_name: precisionOf((p) => p.byName),
+    kind_right_top25: precisionOf((p) => p.kindRight),
     expected_entities_found: found.reduce((sum, f) => sum + f.found, 0),
     expected_entities: found.reduce((sum, f) => sum + f.expected, 0),
     evidence_recall: Object.fromEntries(runs.map((run) => [
@@ -276,19 +271,21 @@ const program = Effect.gen(function*() {
   }
 
   console.log(`\nlog     P@25   by name  kind   found     ${runs.map((run) => run.name.padEnd(11)).join(" ")}  (R@3 all)  temporal`)
+  const shown = (value: unknown) => typeof value === "number" ? value.toFixed(2) : " -  "
   for (const entry of perLog) {
     const recallOf = entry.evidence_recall as Record<string, Record<string, { recall_at_3: number }>>
     console.log(
-      `${String(entry.log).padEnd(7)} ${(entry.entity_precision_top25 as number).toFixed(2)}   ` +
-        `${(entry.entity_precision_top25_by_name as number).toFixed(2)}     ${(entry.kind_right_top25 as number).toFixed(2)}   ` +
+      `${String(entry.log).padEnd(7)} ${shown(entry.entity_precision_top25)}   ` +
+        `${shown(entry.entity_precision_top25_by_name)}     ${shown(entry.kind_right_top25)}   ` +
         `${`${entry.expected_entities_found}/${entry.expected_entities}`.padEnd(9)} ` +
         runs.map((run) => recallOf[run.name]!.all!.recall_at_3.toFixed(3).padEnd(11)).join(" ") +
         `             ${entry.temporal_answer_accuracy === null ? "-" : (entry.temporal_answer_accuracy as number).toFixed(2)}`
     )
   }
   console.log(
-    `all     ${overall.entity_precision_top25.toFixed(2)}   ${overall.entity_precision_top25_by_name.toFixed(2)}     ` +
-      `${overall.kind_right_top25.toFixed(2)}   ${`${overall.expected_entities_found}/${overall.expected_entities}`.padEnd(9)} ` +
+    `all     ${shown(overall.entity_precision_top25)}   ${shown(overall.entity_precision_top25_by_name)}     ` +
+      `${shown(overall.kind_right_top25)}   ` +
+      `${`${overall.expected_entities_found}/${overall.expected_entities}`.padEnd(9)} ` +
       runs.map((run) => overall.evidence_recall[run.name]!.all!.recall_at_3.toFixed(3).padEnd(11)).join(" ") +
       `             ${overall.temporal_answer_accuracy.toFixed(2)} (${temporal.filter((x) => x === 1).length}/${temporal.length})`
   )
@@ -301,7 +298,7 @@ const program = Effect.gen(function*() {
   }
 
   const result = {
-    fixture: "bench/fixtures/conversations",
+    fixture: locomo === undefined ? "bench/fixtures/conversations" : Path.basename(locomo),
     logs: logs.length,
     questions: questions.filter((question) => logs.some((log) => log.id === question.log)).length,
     engine: Option.isSome(instance.settings.databaseUrl) ? "postgres" : "pglite",
@@ -315,8 +312,9 @@ const program = Effect.gen(function*() {
   }
   const outDir = Path.join(root, "bench/results")
   Fs.mkdirSync(outDir, { recursive: true })
-  Fs.writeFileSync(Path.join(outDir, "eval-conversations.json"), JSON.stringify(result, null, 2) + "\n")
-  console.log(`\n${result.seconds.toFixed(0)} s; written to bench/results/eval-conversations.json`)
+  const written = `eval-conversations${locomo === undefined ? "" : "-locomo"}.json`
+  Fs.writeFileSync(Path.join(outDir, written), JSON.stringify(result, null, 2) + "\n")
+  console.log(`\n${result.seconds.toFixed(0)} s; written to bench/results/${written}`)
 })
 
 Effect.runPromise(Effect.scoped(program)).then(() => process.exit(0), (error) => {

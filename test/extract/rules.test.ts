@@ -346,6 +346,28 @@ describe("extractRules: entities in conversation", () => {
     expect(entityNamed(extraction, "Biscuit").mentions).toBe(2)
   })
 
+  it("makes no entity of an interjection before a comma, a contraction's word or an everyday opening word", () => {
+    const extraction = extractRules(chat(
+      ["Jon", at(0), "Oof, that's tough. Gotcha, Gina! Ahhahha, really!?"],
+      ["Gina", at(1), "Woohoo, Jon! Yeah, Here's one I did last week."],
+      ["Jon", at(2), "Life's been pretty wild lately. Success is almost here."],
+      ["Gina", at(3), "Headingley, a little terrace near the cricket ground. Lisbon, Porto and Faro next!"],
+      ["Jon", at(4), "Shadow is asleep. Coco and Shadow were out all day."]
+    ))
+    expect(names(extraction)).toEqual(["Coco", "Faro", "Gina", "Headingley", "Jon", "Lisbon", "Porto", "Shadow"])
+    expect(entityNamed(extraction, "Shadow").mentions).toBe(2)
+  })
+
+  it("reads a title in single quotes as one work, and a one-word term in them as nothing", () => {
+    const extraction = extractRules(chat(
+      ["Caroline", at(0), "Here's one- 'Embracing Identity' is all about finding comfort. It's Melanie's favourite."],
+      ["Melanie", at(1), "Our group, ‘Connected LGBTQ Activists’, meets on Fridays."],
+      ["Caroline", at(2), "They call it ‘outreach’ and it's 'fun'."]
+    ))
+    expect(names(extraction)).toEqual(["Caroline", "Connected LGBTQ Activists", "Embracing Identity", "Melanie"])
+    expect(entityNamed(extraction, "Embracing Identity").kind).toBe("work")
+  })
+
   it("ends a one-word name at its possessive before a known place or person, not before other words or inside a longer name", () => {
     const extraction = extractRules(chat(
       ["Caroline", at(0), "Yesterday Marco's Paris flat was great."],
