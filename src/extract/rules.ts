@@ -1413,11 +1413,12 @@ const quarterWords: Record<string, number> = { first: 1, second: 2, third: 3, fo
 
 /**
  * chrono's readings that are no dates: a bare number, a lone "second", lower-case words as often verbs ("may",
- * "march"), and how long something lasted ("for two weeks", which chrono reads as two weeks from now).
+ * "march"), how long something lasted ("for two weeks", which chrono reads as two weeks from now), and a bare part
+ * of the day ("the opening night is tomorrow", "good morning"), which names no other day than the message's own.
  */
 const isSpuriousDate = (text: string) =>
   /^(?:now|second|\d{1,3})$/i.test(text.trim()) || /^(?:may|march|sun|sat|mon|wed|fri)$/.test(text.trim()) ||
-  /^for\s/i.test(text.trim())
+  /^for\s/i.test(text.trim()) || /^(?:night|morning|evening|afternoon)$/i.test(text.trim())
 
 /**
  * "next month", "three years ago": counted on the anchor's calendar from the first of its month, since chrono

@@ -1,6 +1,7 @@
 import { Effect, Stream } from "effect"
 import { AiError, LanguageModel, type Prompt, type Response } from "effect/ai"
-import { estimateTokens, eventsHeading, parseSources } from "./prompt.ts"
+import type { DateReader } from "../retrieval/queryGraph.ts"
+import { estimateTokens, eventTime, eventsHeading, parseSources } from "./prompt.ts"
 
 /** The answer when no sentence of the sources answers the question. */
 export const noAnswer = "The sources do not contain an answer to this question."
@@ -121,6 +122,32 @@ const sentencesOf = (source: { readonly n: number; readonly title: string; reado
 const asksWhen = (question: string) =>
   /^\s*(?:when\b|(?:on|in|at|by)?\s*(?:what|which)\s+(?:date|day|year|month|week|time)\b|how long ago\b)/i.test(question)
 
+const months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+  "November", "December"]
+
+/**
+ * The time a sentence's own words name, counted from when its message was sent, at the precision they give:
+ * "Last Friday at dance class …" sent on Sun 23 July 2023 → "21 July 2023", "we went camping last year" → "2022";
+ * null when they name none.
+ */
+const timeSaid = (sentence: Sentence, readDates: DateReader): string | null => {
+  const sent = /(\d{1,2}) ([A-Z][a-z]+) (\d{4}), (\d{2}):(\d{2})/.exec(sentence.sent ?? "")
+  if (sent === null || !months.includes(sent[2]!)) return null
+  const instant = new Date(Date.UTC(Number(sent[3]), months.indexOf(sent[2]!), Number(sent[1]), Number(sent[4]),
+    Number(sent[5])))
+  const [found] = readDates(sentence.text, { instant, timezone: 0 })
+  if (found === undefined) return null
+  const start = found.start.date().toISOString()
+  const precision = found.start.isCertain("day") || found.start.isCertain("weekday")
+    ? "day"
+    : found.start.isCertain("month")
+    ? "month"
+    : found.start.isCertain("year")
+    ? "year"
+    : null
+  return precision === null ? null : eventTime({ start, end: null, precision })
+}
+
 /** The day of a sent time ("Mon 8 May 2023, 14:05 UTC" → "8 May 2023"). */
 const dayOfSent = (sent: string) => sent.replace(/^[A-Za-z]{3}\s+/, "").replace(/,.*$/, "")
 
@@ -151,12 +178,13 @@ const restating = (sentence: Sentence, lines: ReadonlyArray<Sentence>) => {
 /**
  * A "when" question is answered with one cited line that opens with a date: the dated event line restating the best
  * sentence, else a dated event line covering the question nearly as well, else the dated event of the reply to it,
- * else the sentence after the day its message was sent.
+ * else the sentence after the time its words name counted from when its message was sent, else after that day.
  */
 const datedAnswer = (
   best: { readonly sentence: Sentence; readonly coverage: number },
   ranked: ReadonlyArray<{ readonly sentence: Sentence; readonly coverage: number }>,
-  sentences: ReadonlyArray<Sentence>
+  sentences: ReadonlyArray<Sentence>,
+  readDates: DateReader | undefined
 ) => {
   if (best.sentence.event) return cite(best.sentence)
   const restated = restating(best.sentence, ranked.map(({ sentence }) => sentence)) ??
@@ -172,7 +200,9 @@ const datedAnswer = (
     const line = restating(reply, lines)
     if (line !== undefined) return cite(line)
   }
-  return best.sentence.sent === null ? cite(best.sentence) : `${dayOfSent(best.sentence.sent)}: ${cite(best.sentence)}`
+  if (best.sentence.sent === null) return cite(best.sentence)
+  const said = readDates === undefined ? null : timeSaid(best.sentence, readDates)
+  return `${said ?? dayOfSent(best.sentence.sent)}: ${cite(best.sentence)}`
 }
 
 /** "It opened in 1889." cited [2] reads "It opened in 1889 [2]." */
@@ -190,7 +220,8 @@ const cite = (sentence: Sentence) => {
  */
 export const extractAnswer = (
   question: string,
-  sources: ReadonlyArray<{ readonly n: number; readonly title: string; readonly text: string }>
+  sources: ReadonlyArray<{ readonly n: number; readonly title: string; readonly text: string }>,
+  readDates?: DateReader
 ): string => {
   const sentences = sources.flatMap(sentencesOf)
   const asked = [...contentWords(question)]
@@ -215,7 +246,7 @@ export const extractAnswer = (
   const best = ranked[0]
   if (best === undefined || best.coverage < (asksWhen(question) ? minimumWhenCoverage : minimumCoverage)) return noAnswer
   const dated = asksWhen(question) && sentences.some((sentence) => sentence.event || sentence.sent !== null)
-  if (dated) return datedAnswer(best, ranked, sentences)
+  if (dated) return datedAnswer(best, ranked, sentences, readDates)
   const chosen = [best]
   const covered = new Set([...best.own, ...best.leaned])
   for (const candidate of ranked.slice(1)) {
@@ -263,8 +294,11 @@ const answerPrompt = (options: LanguageModel.ProviderOptions) =>
     }
     const messages = options.prompt.content
     const sources = messages.flatMap((message) => message.role === "system" ? parseSources(message.content) : [])
-    const question = messages.findLast((message) => message.role === "user")
-    const text = extractAnswer(question === undefined ? "" : userText(question), sources)
+    const last = messages.findLast((message) => message.role === "user")
+    const question = last === undefined ? "" : userText(last)
+    // chrono (about 3 MB of heap) is loaded by the first "when" question, not held by an idle service.
+    const readDates = asksWhen(question) ? (yield* Effect.promise(() => import("chrono-node"))).parse : undefined
+    const text = extractAnswer(question, sources, readDates)
     const usage: Response.FinishPartEncoded["usage"] = {
       inputTokens: { total: estimateTokens(promptText(options.prompt)) },
       outputTokens: { total: estimateTokens(text), text: estimateTokens(text) }

@@ -211,6 +211,11 @@ describe("extractRules: chat messages", () => {
     expect(fly.time).toMatchObject({ start: "2023-12-21T00:00:00.000Z", precision: "day", relative: true })
   })
 
+  it("reads a bare part of the day ('opening night') as no time beside a day ('tomorrow')", () => {
+    const extraction = extractRules(chat(["Jon", "2023-06-19T10:04:00Z", "The official opening night is tomorrow."]))
+    expect(eventOf(extraction, "be").time).toMatchObject({ start: "2023-06-20T00:00:00.000Z", text: "tomorrow" })
+  })
+
   it("reads a clock time in the message's offset as an instant", () => {
     const extraction = extractRules(chat(["Bob", "2024-05-08T10:04:00+02:00", "I'm meeting Karen in Denver tomorrow at 3pm."]))
     expect(eventOf(extraction, "meet").time).toMatchObject({

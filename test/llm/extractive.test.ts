@@ -217,6 +217,20 @@ describe("extractive language model", () => {
         }]
       }], 3000)))
       assert.strictEqual(birthday.text, "31 May 2023 — Sofia: My cat Luna turned five yesterday [1].")
+      // No dated event for it: the time its own words name, counted from when it was sent (a Sunday).
+      const dance = "Gina: Last Friday at dance class with a group of friends I felt it."
+      const danced = yield* answer(promptFor("When did Gina go to a dance class with friends?", fitPassages([{
+        chunkId: "c-dance",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "dance",
+        text: dance,
+        messages: [{ speaker: "Gina", spokenAt: "2023-07-23T18:46:00.000Z", start: 0, end: dance.length }]
+      }], 3000)))
+      assert.strictEqual(
+        danced.text,
+        "21 July 2023: Gina: Last Friday at dance class with a group of friends I felt it [1]."
+      )
     }))
 
   it.effect("a when question whose best sentence is a question is answered by the reply's dated event", () =>
