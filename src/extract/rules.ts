@@ -773,7 +773,13 @@ const kindFromContext = (
   }
   if (isMotionTarget(before)) return "place"
   if (placeHeads.has(head) && nameTerms.length > 1) return "place"
-  if (nameTerms.some((term) => /^\p{Ll}+\p{Lu}|\p{L}-?\d/u.test(term.text))) return "product"
+  // "iPhone", "X5", "Pixel 9": a model's name or number.
+  if (
+    nameTerms.some((term) => /^\p{Ll}+\p{Lu}|\p{L}-?\d/u.test(term.text)) ||
+    (nameTerms.length > 1 && /^\d+$/.test(nameTerms[nameTerms.length - 1]!.text))
+  ) {
+    return "product"
+  }
   if (next !== undefined && placeNouns.has(lower(next.text)) && /^(?:its|our|their|his|her|my|your)$/i.test(previous)) return "place"
   if (next !== undefined && (productNouns.has(lower(next.text)) || /^\d+(?:\.\d+)*$/.test(next.text))) return "product"
   // "the Animal Allies shelter": a name before the common noun of a business or institution is its name.
@@ -898,6 +904,17 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     if (nameTerms.length === 1 && !honorific && isOrdinaryName(nameTerms[0]!, atStart, terms.length === 1, chat, context)) {
       i = end
       continue
+    }
+    // In chat, "Cyberpunk 2077", "The Witcher 3", "FIFA 23": a number closing a name is part of it, unless it counts
+    // what follows ("Leeds 3 years ago") or the name is someone's ("Tom 2, Jess 1").
+    const after = terms[end + 1]
+    if (
+      chat && end < terms.length && /^\d{1,4}$/.test(terms[end]!.text) && !breaks(end) &&
+      !hasTag(terms[end - 1]!, personTags) &&
+      (after === undefined || breaks(end + 1) || !hasTag(after, ["Noun", "Value"]) || after.tags.has("Pronoun"))
+    ) {
+      nameTerms = [...nameTerms, terms[end]!]
+      end++
     }
     // "Happy New Year", "Mother's Day", "Christmas Eve", "Pride Month": before Year, Day, Eve or Month, a holiday's.
     if (end < terms.length && !breaks(end) && /^(?:Year|Day|Eve|Month)(?:['’]s)?$/.test(terms[end]!.text)) {

@@ -363,6 +363,15 @@ describe("extractRules: entities in conversation", () => {
     expect(entityNamed(extraction, "Shadow").mentions).toBe(2)
   })
 
+  it("keeps a number closing a name in chat as part of it, not one counting what follows or a score", () => {
+    const extraction = extractRules(chat(
+      ["Nate", at(0), "I played Cyberpunk 2077 all night, then FIFA 23 with Tim."],
+      ["Joanna", at(1), "I moved to Leeds 3 years ago. Tom 2, Jess 1 at darts!"]
+    ))
+    expect(names(extraction)).toEqual(["Cyberpunk 2077", "FIFA 23", "Jess", "Joanna", "Leeds", "Nate", "Tim", "Tom"])
+    expect(entityNamed(extraction, "Cyberpunk 2077").kind).toBe("product")
+  })
+
   it("reads a title in single quotes as one work, and a one-word term in them as nothing", () => {
     const extraction = extractRules(chat(
       ["Caroline", at(0), "Here's one- 'Embracing Identity' is all about finding comfort. It's Melanie's favourite."],
