@@ -840,6 +840,8 @@ const ownerBefore = (terms: ReadonlyArray<Term>, first: number, at: number, cont
 }
 
 const connectors = new Set(["of", "and", "&", "de", "du", "der", "von", "van", "for", "the", "la", "le", "in"])
+/** Particles written in lower case inside a person's or a place's name: "Rio de Janeiro", "Leonardo da Vinci". */
+const nameParticles = new Set(["de", "da", "di", "dos", "das", "du", "del", "della", "van", "von", "der", "den"])
 
 /** Heads of named awards, which take "in"/"for" ("Nobel Prize in Chemistry"). */
 const awardHeads = new Set(["prize", "award", "awards", "medal", "trophy", "cup"])
@@ -879,8 +881,9 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       const joins = word === "in" || word === "for"
         ? awardHeads.has(head)
         : organizationHeads.has(head) || placeHeads.has(head) || awardHeads.has(head) ||
-          terms[end]!.tags.has("Organization") || word === "&" || terms[end - 1]!.tags.has("Organization")
-      if (following && connectors.has(word) && word !== "the" && joins) {
+          terms[end]!.tags.has("Organization") || word === "&" || terms[end - 1]!.tags.has("Organization") ||
+          nameParticles.has(terms[end]!.text)
+      if (following && (connectors.has(word) || nameParticles.has(word)) && word !== "the" && joins) {
         end += 2
         continue
       }

@@ -372,6 +372,14 @@ describe("extractRules: entities in conversation", () => {
     expect(entityNamed(extraction, "Cyberpunk 2077").kind).toBe("product")
   })
 
+  it("keeps a lower-case particle inside a name ('Rio de Janeiro', 'Leonardo da Vinci')", () => {
+    const extraction = extractRules(chat(
+      ["Calvin", at(0), "We flew to Rio de Janeiro last week and saw the Leonardo da Vinci show."],
+      ["Dave", at(1), "How do Tom and Jess like it?"]
+    ))
+    expect(names(extraction)).toEqual(["Calvin", "Dave", "Jess", "Leonardo da Vinci", "Rio de Janeiro", "Tom"])
+  })
+
   it("reads a title in single quotes as one work, and a one-word term in them as nothing", () => {
     const extraction = extractRules(chat(
       ["Caroline", at(0), "Here's one- 'Embracing Identity' is all about finding comfort. It's Melanie's favourite."],
