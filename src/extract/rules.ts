@@ -881,9 +881,9 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       const joins = word === "in" || word === "for"
         ? awardHeads.has(head)
         : organizationHeads.has(head) || placeHeads.has(head) || awardHeads.has(head) ||
-          terms[end]!.tags.has("Organization") || word === "&" || terms[end - 1]!.tags.has("Organization") ||
-          nameParticles.has(terms[end]!.text)
-      if (following && (connectors.has(word) || nameParticles.has(word)) && word !== "the" && joins) {
+          terms[end]!.tags.has("Organization") || word === "&" || terms[end - 1]!.tags.has("Organization")
+      const particle = nameParticles.has(terms[end]!.text)
+      if (following && (particle || (connectors.has(word) && word !== "the" && joins))) {
         end += 2
         continue
       }

@@ -1,7 +1,7 @@
 import { Effect, Stream } from "effect"
 import { AiError, LanguageModel, type Prompt, type Response } from "effect/ai"
 import type { DateReader } from "../retrieval/queryGraph.ts"
-import { estimateTokens, eventTime, eventsHeading, parseSources } from "./prompt.ts"
+import { estimateTokens, eventTime, eventsHeading, parseSources, sentInstant } from "./prompt.ts"
 
 /** The answer when no sentence of the sources answers the question. */
 export const noAnswer = "The sources do not contain an answer to this question."
@@ -122,19 +122,14 @@ const sentencesOf = (source: { readonly n: number; readonly title: string; reado
 const asksWhen = (question: string) =>
   /^\s*(?:when\b|(?:on|in|at|by)?\s*(?:what|which)\s+(?:date|day|year|month|week|time)\b|how long ago\b)/i.test(question)
 
-const months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-  "November", "December"]
-
 /**
  * The time a sentence's own words name, counted from when its message was sent, at the precision they give:
  * "Last Friday at dance class …" sent on Sun 23 July 2023 → "21 July 2023", "we went camping last year" → "2022";
  * null when they name none.
  */
 const timeSaid = (sentence: Sentence, readDates: DateReader): string | null => {
-  const sent = /(\d{1,2}) ([A-Z][a-z]+) (\d{4}), (\d{2}):(\d{2})/.exec(sentence.sent ?? "")
-  if (sent === null || !months.includes(sent[2]!)) return null
-  const instant = new Date(Date.UTC(Number(sent[3]), months.indexOf(sent[2]!), Number(sent[1]), Number(sent[4]),
-    Number(sent[5])))
+  const instant = sentence.sent === null ? null : sentInstant(sentence.sent)
+  if (instant === null) return null
   const [found] = readDates(sentence.text, { instant, timezone: 0 })
   if (found === undefined) return null
   const start = found.start.date().toISOString()

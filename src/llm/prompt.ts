@@ -78,6 +78,15 @@ export const sentAt = (iso: string) => {
   return `${weekdays[date.getUTCDay()]} ${dayOf(date)}, ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())} UTC`
 }
 
+/** The instant `sentAt` wrote, read back; null for any other text. */
+export const sentInstant = (text: string): Date | null => {
+  const sent = /(\d{1,2}) ([A-Z][a-z]+) (\d{4}), (\d{2}):(\d{2}) UTC/.exec(text)
+  const month = sent === null ? -1 : monthNames.indexOf(sent[2]!)
+  return sent === null || month < 0
+    ? null
+    : new Date(Date.UTC(Number(sent[3]), month, Number(sent[1]), Number(sent[4]), Number(sent[5])))
+}
+
 /** An event's time at its precision: "7 May 2023", "the week of 1 May 2023", "May 2023", "2023", "the 2010s". */
 export const eventTime = (event: Pick<DatedEvent, "start" | "end" | "precision">) => {
   const start = new Date(event.start)
