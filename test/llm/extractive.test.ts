@@ -199,34 +199,36 @@ describe("extractive language model", () => {
       assert.strictEqual(kitten.text, "8 May 2023: Melanie: Wow, I adopted a kitten called Oscar [1]!")
       const other = yield* answer(promptFor("What is the kitten called?", chat))
       assert.notInclude(other.text, "May 2023")
+      /** One chat message as a passage of its own. */
+      const message = (speaker: string, spokenAt: string, said: string, events: Passage["events"] = []) => {
+        const text = `${speaker}: ${said}`
+        return fitPassages([{
+          chunkId: `c-${speaker}`,
+          documentId: "d-chat",
+          sourceId: "s-1",
+          title: "chat",
+          text,
+          messages: [{ speaker, spokenAt, start: 0, end: text.length }],
+          events
+        }], 3000)
+      }
       // An event whose actor is not the speaker is quoted as the speaker's words.
-      const pets = "Sofia: My cat Luna turned five yesterday."
-      const birthday = yield* answer(promptFor("When did Luna turn five?", fitPassages([{
-        chunkId: "c-pets",
-        documentId: "d-chat",
-        sourceId: "s-1",
-        title: "pets",
-        text: pets,
-        messages: [{ speaker: "Sofia", spokenAt: "2023-06-01T09:10:00.000Z", start: 0, end: pets.length }],
-        events: [{
+      const birthday = yield* answer(promptFor(
+        "When did Luna turn five?",
+        message("Sofia", "2023-06-01T09:10:00.000Z", "My cat Luna turned five yesterday.", [{
           statement: "My cat Luna turned five yesterday.",
           actor: "Luna",
           start: "2023-05-31T00:00:00.000Z",
           end: "2023-06-01T00:00:00.000Z",
           precision: "day"
-        }]
-      }], 3000)))
+        }])
+      ))
       assert.strictEqual(birthday.text, "31 May 2023 — Sofia: My cat Luna turned five yesterday [1].")
       // No dated event for it: the time its own words name, counted from when it was sent (a Sunday).
-      const dance = "Gina: Last Friday at dance class with a group of friends I felt it."
-      const danced = yield* answer(promptFor("When did Gina go to a dance class with friends?", fitPassages([{
-        chunkId: "c-dance",
-        documentId: "d-chat",
-        sourceId: "s-1",
-        title: "dance",
-        text: dance,
-        messages: [{ speaker: "Gina", spokenAt: "2023-07-23T18:46:00.000Z", start: 0, end: dance.length }]
-      }], 3000)))
+      const danced = yield* answer(promptFor(
+        "When did Gina go to a dance class with friends?",
+        message("Gina", "2023-07-23T18:46:00.000Z", "Last Friday at dance class with a group of friends I felt it.")
+      ))
       assert.strictEqual(
         danced.text,
         "21 July 2023: Gina: Last Friday at dance class with a group of friends I felt it [1]."
