@@ -893,6 +893,15 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
         end += 3
         continue
       }
+      // In chat, "Game of Thrones", "House of Blues": a capitalised "X of Y" is one name, unless X is someone or a
+      // role ("Tom of Leeds", "Head of Operations", which the role rule below reads).
+      if (
+        chat && word === "of" && following && /^\p{Lu}/u.test(terms[end + 1]!.text) &&
+        !hasTag(terms[end - 1]!, [...personTags, "Actor"]) && !personRoles.has(head)
+      ) {
+        end += 2
+        continue
+      }
       break
     }
     let nameTerms = terms.slice(first, end)

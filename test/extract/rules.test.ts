@@ -372,12 +372,16 @@ describe("extractRules: entities in conversation", () => {
     expect(entityNamed(extraction, "Cyberpunk 2077").kind).toBe("product")
   })
 
-  it("keeps a lower-case particle inside a name ('Rio de Janeiro', 'Leonardo da Vinci')", () => {
+  it("keeps a lower-case particle inside a name ('Rio de Janeiro') and a capitalised 'X of Y' whole", () => {
     const extraction = extractRules(chat(
       ["Calvin", at(0), "We flew to Rio de Janeiro last week and saw the Leonardo da Vinci show."],
-      ["Dave", at(1), "How do Tom and Jess like it?"]
+      ["Dave", at(1), "How do Tom and Jess like it? We watched Game of Thrones at the House of Blues."],
+      ["Calvin", at(2), "Tom of Leeds says hi."]
     ))
-    expect(names(extraction)).toEqual(["Calvin", "Dave", "Jess", "Leonardo da Vinci", "Rio de Janeiro", "Tom"])
+    expect(names(extraction)).toEqual([
+      "Calvin", "Dave", "Game of Thrones", "House of Blues", "Jess", "Leeds", "Leonardo da Vinci", "Rio de Janeiro",
+      "Tom"
+    ])
   })
 
   it("reads a title in single quotes as one work, and a one-word term in them as nothing", () => {
