@@ -487,6 +487,26 @@ interface DocumentWords {
   readonly lowerCaseWords: ReadonlySet<string>
   /** Words the document writes capitalised inside a sentence. */
   readonly capitalisedWords: ReadonlySet<string>
+  /** Acronyms the document writes at least once other than right before a content word ("LGBTQ community"). */
+  readonly standaloneAcronyms: ReadonlySet<string>
+}
+
+/** An acronym written as a modifier: right before a lower-case common noun ("LGBTQ+ community", "HR team"). */
+const isModifierAcronym = (term: Term, next: Term | undefined) =>
+  next !== undefined && !/[,;:.!?)]/.test(term.post) && /^\p{Ll}/u.test(next.text) && next.tags.has("Noun") &&
+  !hasTag(next, ["Pronoun", "Verb"])
+
+/**
+ * In chat, an acronym compromise's lexicon does not know as a name that the document only writes as a modifier
+ * ("the LGBTQ+ community", "LGBTQ rights"), or in the plural ("RPGs", "DIYs"), names a kind of thing, not one.
+ */
+const isCommonAcronym = (term: Term, chat: boolean, context: DocumentWords) => {
+  if (!chat) return false
+  const word = lower(term.text)
+  if (lexiconTags(word).some((tag) => nameLexiconTags.has(tag))) return false
+  const plural = /^\p{Lu}{2,}s$/u.test(term.text) &&
+    !lexiconTags(word.slice(0, -1)).some((tag) => nameLexiconTags.has(tag))
+  return plural || (isAcronymText(term.text) && !context.standaloneAcronyms.has(word))
 }
 
 /**
@@ -583,6 +603,7 @@ const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, contex
   if (/^\p{N}+$/u.test(term.text)) return false
   if (isDemonym(term, terms[i + 1])) return false
   if (isAcronymText(term.text) && notEntityAcronyms.has(lower(term.text))) return false
+  if (isCommonAcronym(term, chat, context)) return false
   if (i > 0 && !/[.!?:]\s*$/.test(terms[i - 1]!.post) && !/^["“'‘(]/.test(term.pre)) return true
   if (hasTag(term, ["ProperNoun", "Person", "Place", "Organization", "Acronym"])) {
     return !(term.tags.has("Determiner") && terms.length > 1 && !isCapitalised(terms[i + 1]?.text ?? ""))
@@ -2077,8 +2098,12 @@ export const extractRulesUntil = (
   }
   const input = chunksRead === whole.chunks.length ? whole : { ...whole, chunks: whole.chunks.slice(0, chunksRead) }
   const capitalisedWords = new Set<string>()
+  const standaloneAcronyms = new Set<string>()
   for (const sentence of sentences) {
     sentence.terms.forEach((term, i) => {
+      if (isAcronymText(term.text) && !isModifierAcronym(term, sentence.terms[i + 1])) {
+        standaloneAcronyms.add(lower(term.text))
+      }
       if (/^\p{Ll}/u.test(term.text)) lowerCaseWords.add(lower(term.text))
       else if (i > 0 && /^\p{Lu}\p{Ll}/u.test(term.text) && !/[.!?:]\s*$/.test(sentence.terms[i - 1]!.post)) {
         capitalisedWords.add(lower(term.text))
@@ -2086,7 +2111,13 @@ export const extractRulesUntil = (
     })
   }
   const speakerFirstNames = new Set([...lineSpeakers.keys()].map((key) => key.split(" ")[0]!))
-  const context: DocumentWords = { speakerKeys, speakerFirstNames, lowerCaseWords, capitalisedWords }
+  const context: DocumentWords = {
+    speakerKeys,
+    speakerFirstNames,
+    lowerCaseWords,
+    capitalisedWords,
+    standaloneAcronyms
+  }
   const mentions = mentionsOf(sentences, input, context)
   const drafts = resolveEntities(mentions, turns, new Set(sendersOf(input).map(normalizeName)))
 

@@ -372,6 +372,14 @@ describe("extractRules: entities in conversation", () => {
     expect(entityNamed(extraction, "Cyberpunk 2077").kind).toBe("product")
   })
 
+  it("makes no entity of an acronym a chat only writes as a modifier or in the plural", () => {
+    const extraction = extractRules(chat(
+      ["Caroline", at(0), "The LGBTQ+ community and LGBTQ folks were there. We play RPGs."],
+      ["Melanie", at(1), "The CDC said so, and CDC guidance is clear. NASA engineers too."]
+    ))
+    expect(names(extraction)).toEqual(["CDC", "Caroline", "Melanie", "NASA"])
+  })
+
   it("keeps a lower-case particle inside a name ('Rio de Janeiro') and a capitalised 'X of Y' whole", () => {
     const extraction = extractRules(chat(
       ["Calvin", at(0), "We flew to Rio de Janeiro last week and saw the Leonardo da Vinci show."],
