@@ -21,7 +21,7 @@ import * as Path from "node:path"
 import type { UserId } from "../src/domain/User.ts"
 import { normalizeName } from "../src/extract/resolve.ts"
 import { argument, call, machine, startInstance, waitForSource } from "./lib/instance.ts"
-import { type Log, type Question, readLocomo } from "./lib/locomo.ts"
+import { type Log, months, type Question, readLocomo } from "./lib/locomo.ts"
 import { mean } from "./lib/metrics.ts"
 
 interface EntityRow {
@@ -68,7 +68,6 @@ const holds = (chunk: string, message: string) => {
   return a.includes(b) || (a.length >= 40 && b.includes(a.replace(/^[^:]{1,60}:\s*/, "")))
 }
 
-const months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
 
 /** 2023-05-07, 7 May 2023, 7th of May, May 7, 2023, May 7th, 07/05/2023, 05/07/2023. */
 const mentionsDate = (answer: string, iso: string) => {

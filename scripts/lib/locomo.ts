@@ -64,7 +64,8 @@ interface Sample {
 }
 
 const categories: Record<number, string> = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop" }
-const months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+/** Month names in lower case, January first. */
+export const months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
   "november", "december"]
 const pad = (n: number) => String(n).padStart(2, "0")
 const monthOf = (word: string) => months.indexOf(word.toLowerCase()) + 1
