@@ -917,7 +917,7 @@ const surfaceOf = (terms: ReadonlyArray<Term>) =>
   terms
     .map((term, i) => {
       if (i === terms.length - 1) return term.text
-      const between = term.post.replace(/[^.\s-]/g, "").replace(/\s+/g, " ")
+      const between = term.post.replace(/[^.:\s-]/g, "").replace(/\s+/g, " ")
       return term.text + (term.post === "" && terms[i + 1]!.start > term.end ? " " : between)
     })
     .join("")
@@ -944,10 +944,22 @@ const nameParticles = new Set(["de", "da", "di", "dos", "das", "du", "del", "del
 /** Heads of named awards, which take "in"/"for" ("Nobel Prize in Chemistry"). */
 const awardHeads = new Set(["prize", "award", "awards", "medal", "trophy", "cup"])
 
+/**
+ * In chat, "Animal Crossing: New Horizons", "Counter-Strike: Global Offensive": a colon between a name and two or more
+ * capitalised words, none of them someone's name, sets off a title's subtitle, not a new clause.
+ */
+const subtitleAt = (terms: ReadonlyArray<Term>, first: number, end: number) => {
+  if (!/^:\s+$/.test(terms[end - 1]!.post) || terms[end - 1]!.tags.has("Person") || first === end) return false
+  const after = terms.slice(end, end + 2)
+  return after.length === 2 && /^\s*$/.test(after[0]!.post) &&
+    after.every((term) => /^\p{Lu}\p{Ll}/u.test(term.text) && !hasTag(term, ["Person", "Pronoun", "Verb"]))
+}
+
 interface NameSpan {
   readonly terms: ReadonlyArray<Term>
   readonly title: Term | null
   readonly parenthetical: boolean
+  /** A work's title: quoted, or a name with a subtitle. */
   readonly quoted: boolean
 }
 
@@ -969,6 +981,10 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
     const breaks = (at: number) => /[,;:)!?"”]|[.]\s/.test(terms[at - 1]!.post) &&
       !(/^\p{Lu}\.$/u.test(terms[at - 1]!.text + ".") || (/^[.]\s*$/.test(terms[at - 1]!.post) && terms[at - 1]!.tags.has("Abbreviation")))
     while (end < terms.length) {
+      if (chat && subtitleAt(terms, first, end)) {
+        end += 2
+        continue
+      }
       if (breaks(end) || /\(/.test(terms[end]!.pre) || ownerBefore(terms, first, end, context)) break
       if (isNameTerm(terms, end, chat, context, lowerCaseWriter) && !terms[end]!.tags.has("AtMention")) {
         end++
@@ -978,10 +994,14 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       const following = end + 1 < terms.length && isNameTerm(terms, end + 1, chat, context, lowerCaseWriter) &&
         !breaks(end + 1)
       const head = lower(terms[end - 1]!.text)
+      // "Nike and Gatorade", "Google and Apple": a name the lexicon knows as an organisation on its own before "and"
+      // is one of two names, not the start of one.
+      const knownAlone = word === "and" && end - first === 1 && lexiconTags(head).includes("Organization")
       const joins = word === "in" || word === "for"
         ? awardHeads.has(head)
         : organizationHeads.has(head) || placeHeads.has(head) || awardHeads.has(head) ||
-          terms[end]!.tags.has("Organization") || word === "&" || terms[end - 1]!.tags.has("Organization")
+          terms[end]!.tags.has("Organization") || word === "&" ||
+          (terms[end - 1]!.tags.has("Organization") && !knownAlone)
       const particle = nameParticles.has(terms[end]!.text)
       if (following && (particle || (connectors.has(word) && word !== "the" && joins))) {
         end += 2
@@ -1052,7 +1072,9 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       i = end
       continue
     }
-    const quoted = /["“]/.test(nameTerms[0]!.pre) && /["”]/.test(nameTerms[nameTerms.length - 1]!.post)
+    // A title: in double quotes, or with a subtitle after a colon (`subtitleAt`).
+    const quoted = (/["“]/.test(nameTerms[0]!.pre) && /["”]/.test(nameTerms[nameTerms.length - 1]!.post)) ||
+      nameTerms.slice(0, -1).some((term) => /^:\s+$/.test(term.post))
     if (nameTerms.length > 0 && !(nameTerms.length === 1 && lower(nameTerms[0]!.text) === "the")) {
       spans.push({ terms: nameTerms, title: honorific ? terms[i]! : null, parenthetical: /\(/.test(nameTerms[0]!.pre), quoted })
     }

@@ -405,6 +405,17 @@ describe("extractRules: entities in conversation", () => {
     expect(names(extraction)).toEqual(["John", "Tim", "Toronto"])
   })
 
+  it("keeps a title's subtitle after a colon, and two known organisations joined by 'and' apart", () => {
+    const extraction = extractRules(chat(
+      ["Nate", at(0), "I play Animal Crossing: New Horizons. The game was Counter-Strike: Global Offensive!"],
+      ["Tim", at(1), "I signed deals with Nike and Gatorade."]
+    ))
+    expect(names(extraction)).toEqual(
+      ["Animal Crossing: New Horizons", "Counter-Strike: Global Offensive", "Gatorade", "Nate", "Nike", "Tim"]
+    )
+    expect(entityNamed(extraction, "Animal Crossing: New Horizons").kind).toBe("work")
+  })
+
   it("reads a month capitalised inside a sentence as a date, not as a name opening another sentence", () => {
     const extraction = extractRules(chat(
       ["Audrey", at(0), "Last August I told you about the trip to Fox Hollow."],
