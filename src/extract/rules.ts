@@ -1184,6 +1184,9 @@ const mentionsOf = (sentences: ReadonlyArray<Sentence>, input: ExtractionInput, 
       const tagged = kindFromTags(span.terms)
       const before = sentence.terms.slice(0, index)
       const after = sentence.terms.slice(lastIndex + 1)
+      // In chat, "a Financial Analyst", "a Software Engineer": a role written in capitals after "a" is no one.
+      if (chat && span.terms.length > 1 && last.tags.has("Actor") && !span.quoted && span.title === null &&
+        !hasTag(last, personTags) && /^an?$/i.test(before[before.length - 1]?.text ?? "")) continue
       const againstName = tagged === "person" ? kindAgainstFirstName(span.terms, before) : null
       const kind = span.title !== null
         ? "person"

@@ -416,6 +416,14 @@ describe("extractRules: entities in conversation", () => {
     expect(entityNamed(extraction, "Animal Crossing: New Horizons").kind).toBe("work")
   })
 
+  it("makes no entity of a role written in capitals after 'a'", () => {
+    const extraction = extractRules(chat(
+      ["Andrew", at(0), "I started a new job as a Financial Analyst last week."],
+      ["Audrey", at(1), "She is a Software Engineer at Google, and a Tom Hanks fan."]
+    ))
+    expect(names(extraction)).toEqual(["Andrew", "Audrey", "Google", "Tom Hanks"])
+  })
+
   it("reads a month capitalised inside a sentence as a date, not as a name opening another sentence", () => {
     const extraction = extractRules(chat(
       ["Audrey", at(0), "Last August I told you about the trip to Fox Hollow."],
