@@ -58,6 +58,10 @@ const lexiconTags = (word: string): ReadonlyArray<string> => {
   return typeof entry === "string" ? [entry] : Array.isArray(entry) ? entry.map(String) : []
 }
 
+const verbLexiconTags = new Set(["Verb", "Infinitive", "PresentTense", "PastTense", "Gerund", "Participle", "PhrasalVerb"])
+/** Whether compromise's lexicon knows the word as a verb ("hang", "say"). */
+const isLexiconVerb = (word: string) => lexiconTags(word).some((tag) => verbLexiconTags.has(tag))
+
 /** A word compromise's lexicon knows as something other than a name: "thanks", "that", "glad", "here", "since". */
 const isOrdinaryWord = (word: string) => {
   const tags = lexiconTags(word.toLowerCase())
@@ -218,10 +222,13 @@ const plainWordsOf = (segment: string) =>
 /** A chat line's "Name: " label (1 to 4 words before a colon at the line's start). */
 const labelPattern = /^([\p{L}][\p{L}\p{M}'’.-]*(?:[ \t]+[\p{L}][\p{L}\p{M}'’.-]*){0,3}):[ \t]+(?=\S)/u
 
+/** Endings of common nouns ("decision", "payment", "meeting"): a word with one is not a name's. */
+const commonNounEnding = /(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/
+
 /** Words that label a line without naming anyone ("Note:", "Decision:", "Update:"). */
 const isLabelWord = (word: string) => {
   const key = word.toLowerCase()
-  return isOrdinaryWord(key) || /(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(key)
+  return isOrdinaryWord(key) || commonNounEnding.test(key)
 }
 
 /** The senders' names given with the chunks and their messages (not "Name:" labels of the text). */
@@ -509,8 +516,7 @@ const isModifierAcronym = (term: Term, next: Term | undefined) =>
 
 /** A word compromise reads as a verb in "-s" whose stem its lexicon knows only otherwise ("LGBTQ rights"). */
 const isNounInS = (term: Term) =>
-  term.tags.has("PresentTense") && /\p{L}s$/u.test(term.text) &&
-  !lexiconTags(lower(term.text).slice(0, -1)).some((tag) => /Infinitive|Verb/.test(tag))
+  term.tags.has("PresentTense") && /\p{L}s$/u.test(term.text) && !isLexiconVerb(lower(term.text).slice(0, -1))
 
 /** Words before an acronym that make it a thing of a kind: "an RPG", "my GF", "some R&R", "this new RPG". */
 const kindDeterminers = new Set([
@@ -575,12 +581,7 @@ const opensSentence = (terms: ReadonlyArray<Term>, at: number) =>
  */
 const opensName = (term: Term) =>
   isCapitalised(term.text) && !term.tags.has("Pronoun") &&
-  (hasTag(term, ["Person", "Place", "Organization"]) ||
-    !lexiconTags(lower(term.text)).some((tag) => verbLexiconTags.has(tag)))
-
-const verbLexiconTags = new Set([
-  "Verb", "Infinitive", "PresentTense", "PastTense", "Gerund", "Participle", "PhrasalVerb"
-])
+  (hasTag(term, ["Person", "Place", "Organization"]) || !isLexiconVerb(lower(term.text)))
 
 /** A capitalised word opening a sentence is a name only when nothing says it is an ordinary word. */
 const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean, context: DocumentWords) => {
@@ -592,7 +593,7 @@ const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean
   // text opens sentences with such names more often ("Apple unveiled …") and keeps its capitals for them.
   if (chat && everydayWords.has(word) && (next === undefined || !opensName(next))) return false
   if (!term.tags.has("Noun") || term.tags.has("Plural")) return false
-  if (/(?:tion|sion|ment|ness|ity|ance|ence|ing|ure|age|ism|ship|hood|ery|ies)$/.test(word)) return false
+  if (commonNounEnding.test(word)) return false
   // A chat message of one capitalised word ("Woohoo!", "Congrats") says nothing of being a name, nor does one
   // opening a message before "!" or a comma ("Oof, that's tough", "Gotcha, Jon!"): an interjection (a speaker's
   // name was recognised before) unless what follows describes it ("Headingley, a little terrace") or lists another
