@@ -52,7 +52,7 @@ import { McpAccess } from "./services/McpAccess.ts"
 import { McpEndpoint } from "./mcp/Endpoint.ts"
 import { MetricsRoute } from "./observability/Metrics.ts"
 import { Universe } from "./services/Universe.ts"
-import { shrinkHeap } from "./heap.ts"
+import { shrinkHeapSoon } from "./heap.ts"
 
 const Ingestion = Syncs.layer.pipe(
   Layer.provideMerge(Documents.layer),
@@ -158,8 +158,8 @@ const OpenGate = Layer.effectDiscard(Effect.gen(function*() {
   )
   // Registered after the routes, so it runs before their finalizers and those of the services.
   yield* Effect.addFinalizer(() => shutdown)
-  yield* Effect.sync(shrinkHeap)
   yield* gate.open(config.role === "worker" ? servingProbesOnly(app) : app)
+  shrinkHeapSoon()
 }))
 
 /**

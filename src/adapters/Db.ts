@@ -271,9 +271,9 @@ const migrate = Layer.effectDiscard(
   )
 )
 
-/** Runs `work` now and then every `pause` after it ends, for the scope; a failed run waits for the next. */
+/** Runs `work` every `pause` after it ends, for the scope; a failed run waits for the next. */
 const periodically = <E, R>(work: Effect.Effect<unknown, E, R>, pause: Duration.Duration) =>
-  work.pipe(Effect.ignore, Effect.andThen(Effect.sleep(pause)), Effect.forever, Effect.forkScoped)
+  Effect.sleep(pause).pipe(Effect.andThen(Effect.ignore(work)), Effect.forever, Effect.forkScoped)
 
 export class Db extends Context.Service<Db, {
   readonly engine: StorageEngine

@@ -14,7 +14,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as Fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
 import { errorText } from "../errorText.ts"
-import { shrinkHeap } from "../heap.ts"
+import { shrinkHeapSoon } from "../heap.ts"
 
 const { dataDir, settings, sharedBuffersMb, socketPath, template } = workerData as {
   readonly dataDir: string
@@ -79,8 +79,8 @@ try {
       .then(() => db.close().catch(() => undefined))
       .then(() => parentPort!.postMessage({ closed: true }))
   })
-  shrinkHeap()
   parentPort!.postMessage({ ready: true, templateFailed })
+  shrinkHeapSoon()
 } catch (error) {
   parentPort!.postMessage({ failed: step, message: errorText(error) })
 }
