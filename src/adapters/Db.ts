@@ -5,13 +5,13 @@ import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { Worker } from "node:worker_threads"
+import type { Worker } from "node:worker_threads"
 import { EngramConfig } from "../config.ts"
 import { createDirectory } from "../dataDir.ts"
 import { errorText } from "../errorText.ts"
+import { discardEarly, openDatabase } from "./databaseThread.ts"
 import { templatePath } from "./pgliteTemplate.ts"
 import { latestMigrationId, migrations, migrationsTable } from "../migrations/index.ts"
-import { workerScripts } from "../workers.ts"
 
 export type StorageEngine = "pglite" | "postgres"
 
@@ -96,29 +96,25 @@ const templateFor = () => {
 }
 
 /**
- * Starts the embedded database's thread (src/adapters/databaseWorker.ts); resolves once it serves the socket, with
+ * Opens the embedded database on its thread (src/adapters/databaseThread.ts); resolves once it serves the socket, with
  * why the template for new databases could not be used, if it could not.
  */
-const startDatabaseThread = (dataDir: string, socketPath: string, sharedBuffersMb: number) =>
-  new Promise<{ readonly worker: Worker; readonly templateFailed: string | undefined }>((resolve, reject) => {
-    const worker = new Worker(workerScripts.database, {
-      workerData: { dataDir, socketPath, template: templateFor(), sharedBuffersMb, settings: embeddedSettings }
-    })
-    const failed = (message: string) => {
-      void worker.terminate()
-      reject(new StartupError({ message }))
-    }
-    type Message = { ready?: true; templateFailed?: string; failed?: "open" | "serve"; message?: string }
-    worker.once("message", (message: Message) => {
-      if (message.ready === true) return resolve({ worker, templateFailed: message.templateFailed })
-      failed(
-        message.failed === "serve"
-          ? `Cannot serve the embedded database on the socket ${socketPath}: ${message.message}. ${writableDataDirHint}`
-          : `Cannot open the embedded database in ${Path.dirname(dataDir)}: ${message.message}. ${writableDataDirHint}`
-      )
-    })
-    worker.once("error", (error) => failed(`The embedded database stopped: ${errorText(error)}`))
+const startDatabaseThread = async (dataDir: string, socketPath: string, sharedBuffersMb: number) => {
+  const { worker, answer } = await openDatabase({
+    dataDir,
+    socketPath,
+    template: templateFor(),
+    sharedBuffersMb,
+    settings: embeddedSettings
+  }).catch((error) => Promise.reject(new StartupError({ message: `The embedded database stopped: ${errorText(error)}` })))
+  if ("ready" in answer) return { worker, templateFailed: answer.templateFailed }
+  void worker.terminate()
+  throw new StartupError({
+    message: answer.failed === "serve"
+      ? `Cannot serve the embedded database on the socket ${socketPath}: ${answer.message}. ${writableDataDirHint}`
+      : `Cannot open the embedded database in ${Path.dirname(dataDir)}: ${answer.message}. ${writableDataDirHint}`
   })
+}
 
 /** Closes the embedded database (it checkpoints its files), then ends its thread; bounded, so a stuck close cannot hold up shut-down. */
 const stopDatabaseThread = (worker: Worker) =>
@@ -255,7 +251,7 @@ const clientLayer = Layer.unwrap(Effect.gen(function*() {
   return PgClient.layerFrom(
     Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir, config.pgliteSharedBuffersMb),
-      onSome: (url) => postgresClient(url, config.workerConcurrency)
+      onSome: (url) => Effect.andThen(Effect.sync(discardEarly), postgresClient(url, config.workerConcurrency))
     })
   )
 }))
