@@ -106,7 +106,9 @@ const startDatabaseThread = async (dataDir: string, socketPath: string, sharedBu
     template: templateFor(),
     sharedBuffersMb,
     settings: embeddedSettings
-  }).catch((error) => Promise.reject(new StartupError({ message: `The embedded database stopped: ${errorText(error)}` })))
+  }).catch((error) => {
+    throw new StartupError({ message: `The embedded database stopped: ${errorText(error)}` })
+  })
   if ("ready" in answer) return { worker, templateFailed: answer.templateFailed }
   void worker.terminate()
   throw new StartupError({

@@ -59,7 +59,9 @@ export const discardEarly = () => {
  * Opens the database on the early thread, or on a new one: resolves with the thread and its answer, rejects with the
  * thread's error if it dies first.
  */
-export const openDatabase = (request: OpenRequest): Promise<{ readonly worker: Worker; readonly answer: OpenAnswer }> => {
+export const openDatabase = (
+  request: OpenRequest
+): Promise<{ readonly worker: Worker; readonly answer: OpenAnswer }> => {
   const thread = early ?? spawn()
   early = undefined
   thread.worker.ref()
