@@ -42,11 +42,13 @@ const spawn = (): Thread => {
 
 let early: Thread | undefined
 
-/** Starts the thread now, for a later `openDatabase`; it keeps no process alive until then. */
-export const startEarly = () => {
-  if (early !== undefined) return
-  early = spawn()
-  early.worker.unref()
+/** Starts the thread now, for a later `openDatabase`; it keeps no process alive until then. Its thread id. */
+export const startEarly = (): number => {
+  if (early === undefined) {
+    early = spawn()
+    early.worker.unref()
+  }
+  return early.worker.threadId
 }
 
 /** Ends the early thread if it was started and is not wanted (the database is a PostgreSQL server). */

@@ -2,7 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { openDatabase } from "../../src/adapters/databaseThread.ts"
+import type { Worker } from "node:worker_threads"
+import { discardEarly, openDatabase, startEarly } from "../../src/adapters/databaseThread.ts"
 import { templatePath } from "../../src/adapters/pgliteTemplate.ts"
 import { scratchDir, withServer, freshSettings } from "../support/server.ts"
 
@@ -17,16 +18,24 @@ const systemIdentifier = Effect.gen(function*() {
     }))
 })
 
-/** Opens the embedded database's thread on `dataDir` with `template`; its answer, then it is closed. */
-const openWithTemplate = (dataDir: string, template: string) =>
+/** Asks the database's thread to close its database, then ends the thread. */
+const closeThread = (worker: Worker) =>
   Effect.promise(async () => {
-    const socketPath = Path.join(Path.dirname(dataDir), "s.sock")
-    const { worker, answer } = await openDatabase({ dataDir, socketPath, template, sharedBuffersMb: 32, settings: {} })
     await new Promise((closed) => {
       worker.once("message", closed)
       worker.postMessage("close")
     })
     await worker.terminate()
+  })
+
+/** Opens the embedded database's thread on `dataDir` with `template`; its answer, then it is closed. */
+const openWithTemplate = (dataDir: string, template: string) =>
+  Effect.gen(function*() {
+    const socketPath = Path.join(Path.dirname(dataDir), "s.sock")
+    const { worker, answer } = yield* Effect.promise(() =>
+      openDatabase({ dataDir, socketPath, template, sharedBuffersMb: 32, settings: {} })
+    )
+    yield* closeThread(worker)
     return answer
   })
 
@@ -55,5 +64,26 @@ describe("new embedded databases", { timeout: 180_000 }, () => {
       assert.notStrictEqual(Fs.readFileSync(Path.join(dataDir, "PG_VERSION"), "utf8").trim(), "9")
       const reopened = yield* openWithTemplate(dataDir, broken)
       assert.deepStrictEqual(reopened, { ready: true, templateFailed: undefined })
+    }).pipe(Effect.scoped))
+
+  it.live("a thread started before the settings are known opens the database it is then told to", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratchDir
+      const unwanted = startEarly()
+      discardEarly()
+      const early = startEarly()
+      assert.notStrictEqual(early, unwanted, "a discarded thread is not handed out")
+      assert.strictEqual(startEarly(), early, "one early thread at a time")
+      yield* Effect.sleep("300 millis")
+      const dataDir = Path.join(dir, "pglite")
+      assert.isFalse(Fs.existsSync(dataDir), "it opens nothing before it is told where")
+      const socketPath = Path.join(dir, "s.sock")
+      const { worker, answer } = yield* Effect.promise(() =>
+        openDatabase({ dataDir, socketPath, template: templatePath(), sharedBuffersMb: 32, settings: {} })
+      )
+      assert.strictEqual(worker.threadId, early)
+      assert.deepStrictEqual(answer, { ready: true, templateFailed: undefined })
+      yield* closeThread(worker)
+      assert.isTrue(Fs.existsSync(Path.join(dataDir, "PG_VERSION")))
     }).pipe(Effect.scoped))
 })
