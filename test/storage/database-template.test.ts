@@ -2,7 +2,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import type { Worker } from "node:worker_threads"
 import { discardEarly, openDatabase, startEarly } from "../../src/adapters/databaseThread.ts"
 import { templatePath } from "../../src/adapters/pgliteTemplate.ts"
 import { scratchDir, withServer, freshSettings } from "../support/server.ts"
@@ -18,25 +17,18 @@ const systemIdentifier = Effect.gen(function*() {
     }))
 })
 
-/** Asks the database's thread to close its database, then ends the thread. */
-const closeThread = (worker: Worker) =>
+/** Opens the embedded database's thread on `dataDir` with `template`; its answer and thread id, then it is closed. */
+const openWithTemplate = (dataDir: string, template: string) =>
   Effect.promise(async () => {
+    const socketPath = Path.join(Path.dirname(dataDir), "s.sock")
+    const { worker, answer } = await openDatabase({ dataDir, socketPath, template, sharedBuffersMb: 32, settings: {} })
+    const threadId = worker.threadId
     await new Promise((closed) => {
       worker.once("message", closed)
       worker.postMessage("close")
     })
     await worker.terminate()
-  })
-
-/** Opens the embedded database's thread on `dataDir` with `template`; its answer, then it is closed. */
-const openWithTemplate = (dataDir: string, template: string) =>
-  Effect.gen(function*() {
-    const socketPath = Path.join(Path.dirname(dataDir), "s.sock")
-    const { worker, answer } = yield* Effect.promise(() =>
-      openDatabase({ dataDir, socketPath, template, sharedBuffersMb: 32, settings: {} })
-    )
-    yield* closeThread(worker)
-    return answer
+    return { answer, threadId }
   })
 
 describe("new embedded databases", { timeout: 180_000 }, () => {
@@ -57,12 +49,12 @@ describe("new embedded databases", { timeout: 180_000 }, () => {
       Fs.mkdirSync(broken)
       Fs.writeFileSync(Path.join(broken, "PG_VERSION"), "9\n")
       const dataDir = Path.join(dir, "pglite")
-      const message = yield* openWithTemplate(dataDir, broken)
+      const { answer: message } = yield* openWithTemplate(dataDir, broken)
       assert.isTrue("ready" in message && message.ready, JSON.stringify(message))
       assert.isString("ready" in message ? message.templateFailed : undefined)
       // The database PGlite made in its place is whole: reopening it needs no template.
       assert.notStrictEqual(Fs.readFileSync(Path.join(dataDir, "PG_VERSION"), "utf8").trim(), "9")
-      const reopened = yield* openWithTemplate(dataDir, broken)
+      const { answer: reopened } = yield* openWithTemplate(dataDir, broken)
       assert.deepStrictEqual(reopened, { ready: true, templateFailed: undefined })
     }).pipe(Effect.scoped))
 
@@ -77,13 +69,9 @@ describe("new embedded databases", { timeout: 180_000 }, () => {
       yield* Effect.sleep("300 millis")
       const dataDir = Path.join(dir, "pglite")
       assert.isFalse(Fs.existsSync(dataDir), "it opens nothing before it is told where")
-      const socketPath = Path.join(dir, "s.sock")
-      const { worker, answer } = yield* Effect.promise(() =>
-        openDatabase({ dataDir, socketPath, template: templatePath(), sharedBuffersMb: 32, settings: {} })
-      )
-      assert.strictEqual(worker.threadId, early)
+      const { answer, threadId } = yield* openWithTemplate(dataDir, templatePath())
+      assert.strictEqual(threadId, early)
       assert.deepStrictEqual(answer, { ready: true, templateFailed: undefined })
-      yield* closeThread(worker)
       assert.isTrue(Fs.existsSync(Path.join(dataDir, "PG_VERSION")))
     }).pipe(Effect.scoped))
 })
