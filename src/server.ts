@@ -159,7 +159,7 @@ const OpenGate = Layer.effectDiscard(Effect.gen(function*() {
   // Registered after the routes, so it runs before their finalizers and those of the services.
   yield* Effect.addFinalizer(() => shutdown)
   yield* gate.open(config.role === "worker" ? servingProbesOnly(app) : app)
-  shrinkHeapSoon()
+  yield* Effect.sync(() => shrinkHeapSoon())
 }))
 
 /**
