@@ -604,7 +604,7 @@ const isSentenceInitialName = (term: Term, next: Term | undefined, chat: boolean
     const describes = /^(?:a|an|the)$/i.test(next.text) || next.tags.has("Possessive")
     const vocative = isSpeakerName(lower(next.text), context) ||
       (next.tags.has("FirstName") && /^\s*[,!?.]/.test(next.post))
-    const lists = opensName(next) && !vocative
+    const lists = opensName(next) && !vocative && !isExpression(next)
     if (!describes && !lists) return false
   }
   return next.tags.has("Verb") || next.tags.has("Conjunction") || /^[,;:]/.test(term.post) ||
@@ -719,6 +719,15 @@ const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: bool
     if (alone) return true
     if (!/\p{Ll}/u.test(term.text) && (context.lowerCaseWords.has(word) || lexiconTags(word).length > 0)) return true
   }
+  // In chat, a noun the same conversation also writes in lower case is that noun, capitalised for emphasis
+  // ("we had Sushi", "a game of Chess"), unless its sentence reads it as a name.
+  if (
+    chat && !atStart && /^\p{Lu}/u.test(term.text) && context.lowerCaseWords.has(word) &&
+    !hasTag(term, ["FirstName", "Person", "Place", "Organization"]) &&
+    lexiconTags(word).every((tag) => nounLexiconTags.has(tag))
+  ) {
+    return true
+  }
   if (term.tags.has("Demonym") || lexiconTags(word).includes("Demonym")) return true
   // "August's been eventful": a month's or a weekday's name with a contraction is that time, whatever its tags.
   if (withoutClitic(term) !== term.text && lexiconTags(word).some((tag) => tag === "Month" || tag === "WeekDay")) {
@@ -740,8 +749,11 @@ const demonyms = new Set(["french", "dutch", "greek", "thai", "swiss", "welsh", 
 /** "British officials", "the Finnish company": a nationality word before a common noun is no name. */
 const isDemonym = (term: Term, next: Term | undefined) => {
   const word = lower(term.text)
-  return next !== undefined && /^\p{Ll}/u.test(next.text) && next.tags.has("Noun") && !next.tags.has("Pronoun") &&
-    (demonyms.has(word) || /(?:ish|ese|ian|ean|ic)$/.test(word))
+  // compromise reads some plural nouns after such a word as verbs ("Mediterranean flavors").
+  const noun = next !== undefined &&
+    (next.tags.has("Noun") || (next.tags.has("PresentTense") && /\p{L}s$/u.test(next.text)))
+  return noun && /^\p{Ll}/u.test(next.text) && !next.tags.has("Pronoun") &&
+    (demonyms.has(word) || /(?:ish|ese|ian|ean|ern|ic)$/.test(word))
 }
 
 /** Holidays are times, not things. */

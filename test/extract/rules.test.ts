@@ -405,6 +405,14 @@ describe("extractRules: entities in conversation", () => {
     expect(names(extraction)).toEqual(["John", "Tim", "Toronto"])
   })
 
+  it("makes no entity of a noun the chat also writes in lower case, an adjective of origin or a sign-off", () => {
+    const extraction = extractRules(chat(
+      ["Audrey", at(0), "We had Sushi with Pepper at Fox Hollow. Ttyl, Bye!"],
+      ["Andrew", at(1), "I love sushi! I cooked with Mediterranean flavors and wrote about a Midwestern town."]
+    ))
+    expect(names(extraction)).toEqual(["Andrew", "Audrey", "Fox Hollow", "Pepper"])
+  })
+
   it("keeps a title's subtitle after a colon, and two known organisations joined by 'and' apart", () => {
     const extraction = extractRules(chat(
       ["Nate", at(0), "I play Animal Crossing: New Horizons. The game was Counter-Strike: Global Offensive!"],
