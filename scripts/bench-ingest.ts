@@ -30,7 +30,7 @@ const modelDir = architecture === undefined
 if (architecture !== undefined) buildEncoderModel(Path.resolve(architecture), modelDir)
 const dtype = architecture === undefined ? "q8" : "fp32"
 const pooling = defaultPooling(Path.basename(modelDir))
-const batchSize = 32
+const batchSize = 8
 const start = startCommand(root)
 
 const documents = Math.ceil(targetChunks / chunksPerDocument)

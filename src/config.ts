@@ -59,6 +59,10 @@ export interface EngramSettings {
   readonly embedPooling: Option.Option<"mean" | "cls">
   readonly embedBaseUrl: Option.Option<string>
   readonly embedApiKey: Option.Option<Redacted.Redacted<string>>
+  /**
+   * Passages per embedding call. An encoder's attention holds batch × heads × length² numbers: 8 full-length
+   * passages were as fast on a CPU as 32 with half the memory (docs/benchmarks.md).
+   */
   readonly embedBatchSize: number
   readonly rerankModelDir: Option.Option<string>
   /** How long a local model (embedder, reranker) stays loaded after its last request; -1: for good. */
@@ -246,7 +250,7 @@ export const settingsConfig: Config.Config<EngramSettings> = Config.all({
   ),
   embedBaseUrl: optionalSetting(HttpBaseUrl, "ENGRAM_EMBED_BASE_URL"),
   embedApiKey: Config.map(optionalSetting(NonEmpty, "ENGRAM_EMBED_API_KEY"), Option.map(Redacted.make)),
-  embedBatchSize: setting(integerBetween(1, 512), "ENGRAM_EMBED_BATCH_SIZE", 32),
+  embedBatchSize: setting(integerBetween(1, 512), "ENGRAM_EMBED_BATCH_SIZE", 8),
   rerankModelDir: optionalSetting(NonEmpty, "ENGRAM_RERANK_MODEL_DIR"),
   modelKeepAliveSeconds: setting(integerBetween(-1, 31_536_000), "ENGRAM_MODEL_KEEP_ALIVE_SECONDS", 300),
   rerankCandidates: setting(integerBetween(1, 200), "ENGRAM_RERANK_CANDIDATES", 30),

@@ -65,7 +65,7 @@ export const defaultSettings = (dataDir: string, databaseUrl?: string): EngramSe
   embedPooling: Option.none(),
   embedBaseUrl: Option.none(),
   embedApiKey: Option.none(),
-  embedBatchSize: 32,
+  embedBatchSize: 8,
   rerankModelDir: Option.none(),
   rerankCandidates: 30,
   modelKeepAliveSeconds: 300,
