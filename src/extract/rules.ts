@@ -669,7 +669,7 @@ const isNameTerm = (
       (previous === undefined || !hasTag(previous, ["Determiner", "Possessive", "Adjective", "Value"]))
   }
   if (/^\p{N}+$/u.test(term.text)) return false
-  if (isDemonym(term, terms[i + 1])) return false
+  if (isDemonym(term, terms[i + 1], chat)) return false
   if (isAcronymText(term.text) && notEntityAcronyms.has(lower(term.text))) return false
   if (isCommonAcronym(term, chat, context)) return false
   if (!opensSentence(terms, i) && !/^["“'‘(]/.test(term.pre)) return true
@@ -746,14 +746,23 @@ const nounLexiconTags = new Set(["Noun", "Singular", "Plural", "Uncountable"])
 
 const demonyms = new Set(["french", "dutch", "greek", "thai", "swiss", "welsh", "irish", "scottish", "english", "czech", "iraqi", "israeli", "saudi", "pakistani", "bangladeshi", "yemeni", "kuwaiti", "qatari", "emirati", "somali", "nepali", "european", "african", "asian", "american", "arab"])
 
-/** "British officials", "the Finnish company": a nationality word before a common noun is no name. */
-const isDemonym = (term: Term, next: Term | undefined) => {
+/**
+ * "British officials", "the Finnish company": a nationality word before a common noun is no name. In chat also a
+ * region's adjective ("a Midwestern town") and before a plural compromise reads as a verb ("Mediterranean flavors").
+ */
+const isDemonym = (term: Term, next: Term | undefined, chat: boolean) => {
   const word = lower(term.text)
-  // compromise reads some plural nouns after such a word as verbs ("Mediterranean flavors").
   const noun = next !== undefined &&
-    (next.tags.has("Noun") || (next.tags.has("PresentTense") && /\p{L}s$/u.test(next.text)))
+    (next.tags.has("Noun") || (chat && next.tags.has("PresentTense") && /\p{L}s$/u.test(next.text)))
   return noun && /^\p{Ll}/u.test(next.text) && !next.tags.has("Pronoun") &&
-    (demonyms.has(word) || /(?:ish|ese|ian|ean|ern|ic)$/.test(word))
+    (demonyms.has(word) || (chat ? /(?:ish|ese|ian|ean|ern|ic)$/ : /(?:ish|ese|ian|ean|ic)$/).test(word))
+}
+
+/** A nationality and a common noun ("German Shepherds"), not a name compromise reads as someone's, a place's or a body's. */
+const isKindOfThing = (first: Term, second: Term) => {
+  const known = lexiconTags(lower(second.text))
+  return first.tags.has("Demonym") && !hasTag(second, ["Person", "Place", "Organization"]) && known.length > 0 &&
+    known.every((tag) => nounLexiconTags.has(tag) || tag === "Actor")
 }
 
 /** Holidays are times, not things. */
@@ -1045,6 +1054,12 @@ const nameSpansOf = (sentence: Sentence, chat: boolean, context: DocumentWords):
       nameTerms = nameTerms.slice(1)
     }
     if (nameTerms.length === 1 && !honorific && isOrdinaryName(nameTerms[0]!, atStart, terms.length === 1, chat, context)) {
+      i = end
+      continue
+    }
+    // In chat, "German Shepherds", "Peruvian Lilies", "French Fries": a nationality before a word the lexicon knows
+    // only as a common noun names a kind of thing.
+    if (chat && nameTerms.length === 2 && isKindOfThing(nameTerms[0]!, nameTerms[1]!)) {
       i = end
       continue
     }
