@@ -758,7 +758,7 @@ const isDemonym = (term: Term, next: Term | undefined, chat: boolean) => {
     (demonyms.has(word) || (chat ? /(?:ish|ese|ian|ean|ern|ic)$/ : /(?:ish|ese|ian|ean|ic)$/).test(word))
 }
 
-/** A nationality and a common noun ("German Shepherds"), not a name compromise reads as someone's, a place's or a body's. */
+/** A nationality and a common noun ("German Shepherds"), unless compromise reads the pair as a name of any kind. */
 const isKindOfThing = (first: Term, second: Term) => {
   const known = lexiconTags(lower(second.text))
   return first.tags.has("Demonym") && !hasTag(second, ["Person", "Place", "Organization"]) && known.length > 0 &&

@@ -405,7 +405,7 @@ describe("extractRules: entities in conversation", () => {
     expect(names(extraction)).toEqual(["John", "Tim", "Toronto"])
   })
 
-  it("makes no entity of a noun the chat also writes in lower case, a nationality's kind of thing or a sign-off", () => {
+  it("makes no entity of a noun a chat also writes in lower case, a nationality's kind of thing, a sign-off", () => {
     const extraction = extractRules(chat(
       ["Audrey", at(0), "We had Sushi with Pepper at Fox Hollow. Ttyl, Bye!"],
       ["Andrew", at(1), "I love sushi! I cooked with Mediterranean flavors and wrote about a Midwestern town."],
