@@ -13,7 +13,9 @@ import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { Effect } from "effect"
 import { defaultPooling } from "../src/adapters/Embedder.ts"
+import { settingsConfig } from "../src/config.ts"
 import { buildEncoderModel } from "./lib/encoder-model.ts"
 import { argument, call, machine, peakResidentBytes, pool, waitForSource } from "./lib/instance.ts"
 import { startCommand } from "./lib/startCommand.ts"
@@ -30,7 +32,8 @@ const modelDir = architecture === undefined
 if (architecture !== undefined) buildEncoderModel(Path.resolve(architecture), modelDir)
 const dtype = architecture === undefined ? "q8" : "fp32"
 const pooling = defaultPooling(Path.basename(modelDir))
-const batchSize = 8
+/** The service's batch size: ENGRAM_EMBED_BATCH_SIZE, which its process inherits, or the default. */
+const batchSize = Effect.runSync(Effect.map(settingsConfig, (settings) => settings.embedBatchSize))
 const start = startCommand(root)
 
 const documents = Math.ceil(targetChunks / chunksPerDocument)

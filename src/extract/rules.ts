@@ -722,7 +722,7 @@ const isOrdinaryName = (term: Term, atStart: boolean, alone: boolean, chat: bool
   // In chat, a noun the same conversation also writes in lower case is that noun, capitalised for emphasis
   // ("we had Sushi", "a game of Chess"), unless its sentence reads it as a name.
   if (
-    chat && !atStart && /^\p{Lu}/u.test(term.text) && context.lowerCaseWords.has(word) &&
+    chat && !atStart && isCapitalised(term.text) && context.lowerCaseWords.has(word) &&
     !hasTag(term, ["FirstName", "Person", "Place", "Organization"]) &&
     lexiconTags(word).every((tag) => nounLexiconTags.has(tag))
   ) {
@@ -755,7 +755,7 @@ const isDemonym = (term: Term, next: Term | undefined, chat: boolean) => {
   const noun = next !== undefined &&
     (next.tags.has("Noun") || (chat && next.tags.has("PresentTense") && /\p{L}s$/u.test(next.text)))
   return noun && /^\p{Ll}/u.test(next.text) && !next.tags.has("Pronoun") &&
-    (demonyms.has(word) || (chat ? /(?:ish|ese|ian|ean|ern|ic)$/ : /(?:ish|ese|ian|ean|ic)$/).test(word))
+    (demonyms.has(word) || /(?:ish|ese|ian|ean|ic)$/.test(word) || (chat && /ern$/.test(word)))
 }
 
 /** A nationality and a common noun ("German Shepherds"), unless compromise reads the pair as a name of any kind. */
