@@ -1488,6 +1488,14 @@ interface Wall {
 
 const day = 86_400_000
 
+/** Date.UTC without its reading of the years 0 to 99 as 1900 to 1999: a message of the first century stays there. */
+const utc = (year: number, month: number, date = 1, hours = 0, minutes = 0): number => {
+  const at = new Date(0)
+  at.setUTCFullYear(year, month, date)
+  at.setUTCHours(hours, minutes, 0, 0)
+  return at.getTime()
+}
+
 /**
  * Start and end of the period. Day and coarser are calendar periods written as UTC midnights; hours and minutes
  * are instants, the wall clock read in the anchor's (or the text's) UTC offset.
@@ -1496,33 +1504,33 @@ const periodOf = (wall: Wall, precision: Precision, offset: number): { start: Da
   const { year, month, hour, minute } = wall
   switch (precision) {
     case "minute": {
-      const start = Date.UTC(year, month - 1, wall.day, hour, minute) - offset * 60_000
+      const start = utc(year, month - 1, wall.day, hour, minute) - offset * 60_000
       return { start: new Date(start), end: new Date(start + 60_000) }
     }
     case "hour": {
-      const start = Date.UTC(year, month - 1, wall.day, hour) - offset * 60_000
+      const start = utc(year, month - 1, wall.day, hour) - offset * 60_000
       return { start: new Date(start), end: new Date(start + 3_600_000) }
     }
     case "day": {
-      const start = Date.UTC(year, month - 1, wall.day)
+      const start = utc(year, month - 1, wall.day)
       return { start: new Date(start), end: new Date(start + day) }
     }
     case "week": {
-      const date = Date.UTC(year, month - 1, wall.day)
+      const date = utc(year, month - 1, wall.day)
       const start = date - ((new Date(date).getUTCDay() + 6) % 7) * day
       return { start: new Date(start), end: new Date(start + 7 * day) }
     }
     case "month":
-      return { start: new Date(Date.UTC(year, month - 1, 1)), end: new Date(Date.UTC(year, month, 1)) }
+      return { start: new Date(utc(year, month - 1, 1)), end: new Date(utc(year, month, 1)) }
     case "quarter": {
       const first = Math.floor((month - 1) / 3) * 3
-      return { start: new Date(Date.UTC(year, first, 1)), end: new Date(Date.UTC(year, first + 3, 1)) }
+      return { start: new Date(utc(year, first, 1)), end: new Date(utc(year, first + 3, 1)) }
     }
     case "year":
-      return { start: new Date(Date.UTC(year, 0, 1)), end: new Date(Date.UTC(year + 1, 0, 1)) }
+      return { start: new Date(utc(year, 0, 1)), end: new Date(utc(year + 1, 0, 1)) }
     case "decade": {
       const first = year - (year % 10)
-      return { start: new Date(Date.UTC(first, 0, 1)), end: new Date(Date.UTC(first + 10, 0, 1)) }
+      return { start: new Date(utc(first, 0, 1)), end: new Date(utc(first + 10, 0, 1)) }
     }
   }
 }
@@ -1619,7 +1627,7 @@ const calendarShift = (words: string, precision: Precision, anchor: Anchor): Wal
   if (amount === null) return null
   const local = wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
   const months = precision === "month" ? amount : precision === "quarter" ? 3 * amount : precision === "year" ? 12 * amount : 120 * amount
-  const moved = new Date(Date.UTC(local.year, local.month - 1 + months, 1))
+  const moved = new Date(utc(local.year, local.month - 1 + months, 1))
   return { ...wallOf(moved), hour: 0, minute: 0 }
 }
 
@@ -1672,7 +1680,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     })
   }
 
-  const reference = anchor ?? { instant: new Date(Date.UTC(2000, 0, 1)), offset: 0 }
+  const reference = anchor ?? { instant: new Date(utc(2000, 0, 1)), offset: 0 }
   // A sentence about what is to come ("we're flying to Lisbon in October", said in March) means the next October.
   const forwardDate = anchor !== null && futureTense.test(text)
   for (
@@ -2093,7 +2101,7 @@ const eventsOf = (
       if (timeMention !== null) {
         time = timeMention.sequence !== null ? resolveSequence(timeMention, previousTime) : timeMention.value
         if (time !== null && timeMention.bareWeekday && anchor !== null) {
-          const anchorDay = Date.UTC(
+          const anchorDay = utc(
             ...((w) => [w.year, w.month - 1, w.day] as const)(wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000)))
           )
           const start = Date.parse(time.start)

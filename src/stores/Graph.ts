@@ -132,6 +132,20 @@ export const eventTime = (
       relative: row.time_relative
     }
 
+/**
+ * The entities a document's rows of any version mention or involve in an event, with the version. A plain join: with
+ * statistics it reads the participants of the document's events through the key, and with old ones (a plan cached
+ * while the tables were small) at worst scans them once into a hash join. Filtering the participants by
+ * `= ANY(ARRAY(SELECT …))` instead compared every participant row with every event id of the document under such a
+ * plan: a 5,882-message conversation held the embedded database's only connection for over half an hour.
+ */
+export const documentReferences = (sql: SqlClient.SqlClient, documentId: string) =>
+  sql<{ entity_id: string; version: number }>`
+    SELECT entity_id, version FROM entity_mentions WHERE document_id = ${documentId}
+    UNION
+    SELECT p.entity_id, ev.version FROM events ev JOIN event_participants p ON p.event_id = ev.id
+    WHERE ev.document_id = ${documentId}`
+
 /** Event ids derive from (document, version, position), so storing the same extraction again keeps them. */
 const eventId = (documentId: string, version: number, ordinal: number) =>
   createHash("sha256").update(`${documentId}\u0000${version}\u0000${ordinal}`).digest("hex").slice(0, 32)
@@ -384,6 +398,16 @@ const resolveEntities = (
 
 const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
 
+/**
+ * An event's resolved time as stored: null outside the years 1 to 9999, which PostgreSQL and ISO 8601's four-digit
+ * years write alike ("in two weeks" said on 31 December 9999 is no time a timeline or a map can hold).
+ */
+const eventInstant = (text: string): Date | null => {
+  const date = instant(text)
+  const year = date?.getUTCFullYear() ?? 0
+  return year >= 1 && year <= 9999 ? date : null
+}
+
 /** Times may be unknown (null, listed last), so the time keys are nullable. */
 const TimeOrNullKey = Schema.Struct({ at: Schema.NullOr(CursorTime), id: Schema.String })
 const entitiesByMentionsCursor = PageCursor("entities.mentions", Schema.Struct({ count: Schema.Int, id: Schema.String }))
@@ -445,19 +469,6 @@ export class Graph extends Context.Service<Graph, {
         sql<{ now: Date }>`SELECT pg_advisory_xact_lock(hashtext(${`engram.graph:${sourceId}`})), now() AS now`.pipe(
           Effect.map(([row]) => row!.now)
         )
-
-      /**
-       * The entities the document's rows of any version mention or involve in an event, with the version. Its events'
-       * participants are read by event id: without planner statistics (no ANALYZE yet), a join from the document's
-       * events would scan every participant row.
-       */
-      const referencesOf = (documentId: string) =>
-        sql<{ entity_id: string; version: number }>`
-          SELECT entity_id, version FROM entity_mentions WHERE document_id = ${documentId}
-          UNION
-          SELECT p.entity_id, ev.version FROM event_participants p JOIN events ev ON ev.id = p.event_id
-          WHERE p.event_id = ANY(ARRAY(SELECT id FROM events WHERE document_id = ${documentId}))
-            AND ev.document_id = ${documentId}`
 
       /** The counted version, with its number of events (documents.event_count, summed for the source's count). */
       const setCountedVersion = (documentId: string, version: number | null) =>
@@ -531,7 +542,7 @@ export class Graph extends Context.Service<Graph, {
           if (document === undefined) return
           const sourceId = document.source_id
           // The document's own rows are read before the source's turn is taken: only this job writes them.
-          const before = (yield* referencesOf(documentId)).filter((row) => row.version === version)
+          const before = (yield* documentReferences(sql, documentId)).filter((row) => row.version === version)
             .map((row) => row.entity_id)
           const chunks = yield* sql<{ id: string; ordinal: number; text: string }>`
             SELECT id, ordinal, text FROM chunks WHERE document_id = ${documentId} AND version = ${version}
@@ -644,8 +655,8 @@ export class Graph extends Context.Service<Graph, {
           }
 
           const eventRows = extraction.events.map((event, ordinal) => {
-            const start = event.time === null ? null : instant(event.time.start)
-            const end = event.time === null ? null : instant(event.time.end)
+            const start = event.time === null ? null : eventInstant(event.time.start)
+            const end = event.time === null ? null : eventInstant(event.time.end)
             const timed = event.time !== null && start !== null
             return {
               id: eventId(documentId, version, ordinal),
@@ -717,7 +728,7 @@ export class Graph extends Context.Service<Graph, {
           if (documents.length === 0) return
           const ids = documents.map((document) => document.id)
           const referenced: Array<{ entity_id: string; version: number }> = []
-          for (const id of ids) referenced.push(...yield* referencesOf(id))
+          for (const id of ids) referenced.push(...yield* documentReferences(sql, id))
           const touched = referenced.filter((row) => row.version !== keep).map((row) => row.entity_id)
           if (touched.length > 0) {
             for (const sourceId of new Set(documents.map((document) => document.source_id).sort())) {

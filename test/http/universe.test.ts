@@ -606,5 +606,43 @@ for (const engine of engines) {
         const mapped = rebuilt.communities.reduce((sum: number, c: any) => sum + c.size, 0)
         assert.strictEqual(mapped, rebuilt.sources[0].counts.entities, "every entity is on the map once")
       }), 240_000)
+
+    it.effect("a chat at the calendar's ends: times past 9999 or before year 1 are dropped, the map computed", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Calendar Cal")
+        const source = yield* createSource(url, token, "Ends of time")
+        const reply = yield* api(`/sources/${source}/documents/ingest`, token, {
+          method: "POST",
+          json: {
+            title: "Ends of time",
+            messages: [
+              { speaker: "Ada", content: "I visited Lisbon with Ben Okri yesterday.", timestamp: "0001-01-01T09:00Z" },
+              { speaker: "Ben", content: "I'll fly to Lisbon with Ada in two weeks.", timestamp: "9999-12-31T09:00Z" },
+              { speaker: "Ada", content: "I met Ben Okri in Lisbon today.", timestamp: "2024-05-01T09:00Z" }
+            ]
+          }
+        })
+        assert.strictEqual(reply.status, 202, reply.text)
+        const document = yield* waitForDocument(url, token, source, reply.body.id)
+        assert.strictEqual(document.status, "ready")
+        const events = yield* api(`/sources/${source}/events?limit=50`, token)
+        assert.strictEqual(events.status, 200, events.text)
+        const starts = events.body.items.map((e: any) => e.time?.start ?? null)
+        assert.isAtLeast(starts.length, 3, events.text)
+        for (const start of starts) {
+          if (start !== null) assert.match(start, /^(?:000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})-/, events.text)
+        }
+        assert.isTrue(starts.some((start: string | null) => start?.startsWith("2024-05-01")), "a time inside is kept")
+        const said = (words: string) => events.body.items.find((e: any) => e.statement.includes(words))
+        // "yesterday" on 1 January of year 1 is in year 0 (not 1900, as Date.UTC reads years below 100), and
+        // "in two weeks" on 31 December 9999 in year 10000: neither is stored.
+        assert.strictEqual(said("visited Lisbon")?.time, null, events.text)
+        assert.strictEqual(said("fly to Lisbon")?.time, null, events.text)
+        // The map of the source is computed: it failed on a time of year 10000 before, and was tried again forever.
+        const manifest = yield* settled(token)
+        assert.strictEqual(manifest.sources[0].counts.documents, 1)
+        assert.isAbove(manifest.sources[0].counts.events, 0)
+      }), 240_000)
   })
 }
