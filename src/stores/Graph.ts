@@ -571,8 +571,9 @@ export class Graph extends Context.Service<Graph, {
           // Every entity any of them can resolve to; the ones the document itself adds are resolved in memory.
           const found = keys.size === 0 ? [] : yield* sql<SourceEntity & { key: string }>`
             SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at, e.description IS NOT NULL AS described
-            FROM entity_keys k JOIN entities e ON e.id = k.entity_id
-            WHERE k.source_id = ${sourceId} AND k.key = ANY(${[...keys]}::text[])`
+            FROM unnest(${[...keys]}::text[]) AS q (key)
+            JOIN entity_keys k ON k.source_id = ${sourceId} AND k.key = q.key
+            JOIN entities e ON e.id = k.entity_id`
           // The source's persons a one-word name may be a short form of: keys with its first letter (a range of the
           // key index) that match its short-form patterns, so that only the few keys that may fit are joined to their
           // entities; reading every person of the source per document grew with the source. (`e.source_id`, implied

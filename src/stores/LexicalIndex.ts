@@ -418,9 +418,10 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
         // A merged segment can fill the next size class in turn: its term is looked at again.
         for (let pending = terms; pending.length > 0;) {
           const full = yield* sql<{ term: string; size: number; postings: number }>`
-            SELECT term, ${sizeClass} AS size, sum(postings)::int AS postings FROM lexical_segments
-            WHERE source_id = ${sourceId} AND term = ANY(${pending}::text[])
-            GROUP BY term, size HAVING count(*) >= ${mergeFanIn}`
+            SELECT s.term, ${sizeClass} AS size, sum(s.postings)::int AS postings
+            FROM unnest(${pending}::text[]) AS q (term)
+            JOIN lexical_segments s ON s.source_id = ${sourceId} AND s.term = q.term
+            GROUP BY s.term, size HAVING count(*) >= ${mergeFanIn}`
           for (const group of mergeGroups(full)) yield* mergeClasses(sourceId, group)
           pending = full.map((row) => row.term)
         }
@@ -511,8 +512,9 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
       const compactGroup = (sourceId: string, terms: ReadonlyArray<CompactedTerm>) =>
         sql.withTransaction(Effect.gen(function*() {
           const locked = new Set((yield* sql<{ term: string }>`
-            SELECT term FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${terms.map((t) => t.term)}::text[])
-            ORDER BY term FOR UPDATE`).map((row) => row.term))
+            SELECT t.term FROM unnest(${terms.map((t) => t.term)}::text[]) AS q (term)
+            JOIN lexical_terms t ON t.source_id = ${sourceId} AND t.term = q.term
+            ORDER BY t.term FOR UPDATE OF t`).map((row) => row.term))
           const chosen = terms.filter((term) => locked.has(term.term))
           if (chosen.length === 0) return
           // The segment each term keeps as it is; 0, which no segment has, where all are merged.
@@ -599,7 +601,8 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
           if (sign === -1) {
             yield* sql`
-              DELETE FROM lexical_terms WHERE source_id = ${sourceId} AND term = ANY(${slice}::text[]) AND df <= 0`
+              DELETE FROM lexical_terms t USING unnest(${slice}::text[]) AS q (term)
+              WHERE t.source_id = ${sourceId} AND t.term = q.term AND t.df <= 0`
           } else {
             yield* sql`
               INSERT INTO lexical_segments (source_id, term, postings, packed)
