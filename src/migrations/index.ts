@@ -18,6 +18,7 @@ import packedPostings from "./0016_packed_postings.ts"
 import nearDuplicateKeys from "./0017_near_duplicate_keys.ts"
 import personEntities from "./0018_person_entities.ts"
 import documentCounts from "./0019_document_counts.ts"
+import jobClaim from "./0020_job_claim.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -39,7 +40,8 @@ const all = {
   "0016_packed_postings": packedPostings,
   "0017_near_duplicate_keys": nearDuplicateKeys,
   "0018_person_entities": personEntities,
-  "0019_document_counts": documentCounts
+  "0019_document_counts": documentCounts,
+  "0020_job_claim": jobClaim
 }
 
 export const migrations = Migrator.fromRecord(all)

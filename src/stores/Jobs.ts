@@ -28,6 +28,56 @@ export const JobRow = Schema.Struct({
 })
 export type JobRow = typeof JobRow.Type
 
+/**
+ * Takes the next job for `worker`, fair between owners: the owner with the fewest live jobs goes first, then the
+ * oldest job (a job taken back from a lapsed lease, its worker dead, counts as a failed attempt; a handed-back one
+ * does not). Bounded by the number of owners with queued jobs, never by the queue's length: the owners are found by
+ * stepping through the queued-jobs index one owner at a time, and each owner's next job is that index's first entry
+ * for them (migration 0020). Locked candidates are skipped, so workers claiming at once take different jobs.
+ */
+export const claimStatement = (sql: SqlClient.SqlClient, worker: string, leaseSeconds: number) =>
+  sql`
+    UPDATE jobs SET
+      status = 'running',
+      lease_owner = ${worker},
+      lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
+      attempts = attempts + CASE WHEN status = 'running' THEN 1 ELSE 0 END,
+      started_at = coalesce(started_at, now()),
+      updated_at = now()
+    WHERE id = (
+      WITH RECURSIVE owners AS (
+        (SELECT coalesce(owner_id, '') AS owner FROM jobs WHERE status = 'queued' ORDER BY 1 LIMIT 1)
+        UNION ALL
+        SELECT (
+          SELECT coalesce(j.owner_id, '') FROM jobs j
+          WHERE j.status = 'queued' AND coalesce(j.owner_id, '') > o.owner
+          ORDER BY 1 LIMIT 1
+        ) FROM owners o WHERE o.owner IS NOT NULL
+      ), queued AS (
+        SELECT next.* FROM owners o CROSS JOIN LATERAL (
+          SELECT j.id, j.owner_id, j.run_after, j.created_at FROM jobs j
+          WHERE j.status = 'queued' AND coalesce(j.owner_id, '') = o.owner AND j.run_after <= now()
+          ORDER BY j.run_after, j.created_at, j.id
+          LIMIT 1
+          FOR UPDATE SKIP LOCKED
+        ) next
+        WHERE o.owner IS NOT NULL
+      ), lapsed AS (
+        SELECT id, owner_id, run_after, created_at FROM jobs
+        WHERE status = 'running' AND lease_expires_at < now()
+        FOR UPDATE SKIP LOCKED
+      ), busy AS (
+        SELECT coalesce(owner_id, '') AS owner, count(*) AS running FROM jobs
+        WHERE status = 'running' AND lease_expires_at >= now()
+        GROUP BY 1
+      )
+      SELECT c.id FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) c
+      LEFT JOIN busy b ON b.owner = coalesce(c.owner_id, '')
+      ORDER BY coalesce(b.running, 0), c.run_after, c.created_at, c.id
+      LIMIT 1
+    )
+    RETURNING *`
+
 export interface JobFailure {
   readonly code: string
   readonly message: string
@@ -107,31 +157,7 @@ export class Jobs extends Context.Service<Jobs, {
       const claimOne = SqlSchema.findOneOption({
         Request: Schema.Struct({ worker: Schema.String, lease: Schema.Int }),
         Result: JobRow,
-        // Fair between owners: the owner with the fewest live jobs goes first, then the oldest job. A job taken
-        // back from a lapsed lease (its worker died) counts as a failed attempt; a handed-back one does not.
-        execute: ({ worker, lease }) =>
-          sql`
-            UPDATE jobs SET
-              status = 'running',
-              lease_owner = ${worker},
-              lease_expires_at = now() + make_interval(secs => ${lease}),
-              attempts = attempts + CASE WHEN status = 'running' THEN 1 ELSE 0 END,
-              started_at = coalesce(started_at, now()),
-              updated_at = now()
-            WHERE id = (
-              WITH busy AS (
-                SELECT coalesce(owner_id, '') AS owner, count(*) AS running FROM jobs
-                WHERE status = 'running' AND lease_expires_at >= now()
-                GROUP BY coalesce(owner_id, '')
-              )
-              SELECT j.id FROM jobs j LEFT JOIN busy b ON b.owner = coalesce(j.owner_id, '')
-              WHERE (j.status = 'queued' AND j.run_after <= now())
-                 OR (j.status = 'running' AND j.lease_expires_at < now())
-              ORDER BY coalesce(b.running, 0), j.run_after, j.created_at, j.id
-              LIMIT 1
-              FOR UPDATE OF j SKIP LOCKED
-            )
-            RETURNING *`
+        execute: ({ worker, lease }) => claimStatement(sql, worker, lease)
       })
 
       const byId = SqlSchema.findOneOption({

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
-import { Jobs } from "../../src/stores/Jobs.ts"
+import { SqlClient } from "effect/sql"
+import { claimStatement, Jobs } from "../../src/stores/Jobs.ts"
 import { Lifecycle } from "../../src/stores/Lifecycle.ts"
 import { Pipeline } from "../../src/background/Pipeline.ts"
 import { login, request } from "../support/http.ts"
@@ -41,6 +42,66 @@ describe("job claiming", () => {
           assert.strictEqual(Option.getOrThrow(second).id, late.id, "the owner with no running job goes first")
           const third = yield* jobs.claim("worker-3", 60)
           assert.strictEqual(Option.getOrThrow(third).id, backlog[1]!.id, "then the backlog, oldest first")
+        }),
+        engine
+      ))
+  }
+})
+
+/** Carries an EXPLAIN ANALYZE plan out of the transaction it rolls back. */
+class Explained {
+  readonly plan: unknown
+  constructor(plan: unknown) {
+    this.plan = plan
+  }
+}
+
+/** Rows the plan's scans of `jobs` returned, over all their loops (an EXPLAIN ANALYZE plan in JSON). */
+const jobRowsRead = (node: Record<string, unknown>): number =>
+  (node["Relation Name"] === "jobs" ? Number(node["Actual Rows"]) * Number(node["Actual Loops"]) : 0) +
+  ((node.Plans ?? []) as ReadonlyArray<Record<string, unknown>>).reduce((sum, child) => sum + jobRowsRead(child), 0)
+
+describe("job claiming under a long queue", () => {
+  for (const engine of engines) {
+    it.live(`a claim reads a few rows, however long the queue, and still takes the fair job (${engine})`, () =>
+      withQueue(
+        Effect.gen(function*() {
+          const { url } = yield* TestServer
+          const sql = yield* SqlClient.SqlClient
+          const jobs = yield* Jobs
+          const bulk = yield* userId(url, "Bulk Uploader")
+          const other = yield* userId(url, "Other Uploader")
+          // 3,000 finished jobs and 3,000 queued ones of one owner, then another owner's job and a retry waiting.
+          yield* sql`
+            INSERT INTO jobs (owner_id, kind, status, created_at)
+            SELECT ${bulk}, 'reindex', CASE WHEN g <= 3000 THEN 'succeeded' ELSE 'queued' END,
+              now() - make_interval(secs => 10000 - g)
+            FROM generate_series(1, 6000) g`
+          const first = yield* jobs.claim("worker-1", 60)
+          const late = yield* jobs.enqueue({ ownerId: other, kind: "reindex" })
+          yield* sql`
+            INSERT INTO jobs (owner_id, kind, status, run_after) VALUES (${other}, 'reindex', 'queued', now() + interval '1 hour')`
+          yield* sql`ANALYZE jobs`
+          // The claim run and explained in a transaction that is rolled back.
+          const [text, params] = claimStatement(sql, "worker-2", 60).compile()
+          const explained = yield* Effect.flip(sql.withTransaction(
+            sql.unsafe<{ "QUERY PLAN": unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params).pipe(
+              Effect.flatMap((rows) => Effect.fail(new Explained(rows[0]!["QUERY PLAN"])))
+            )
+          ))
+          assert.instanceOf(explained, Explained)
+          const plan = explained.plan
+          const root = (typeof plan === "string" ? JSON.parse(plan) : plan) as ReadonlyArray<{ Plan: Record<string, unknown> }>
+          const read = jobRowsRead(root[0]!.Plan)
+          assert.isAtMost(read, 20, `rows of jobs read by one claim with 3,000 queued: ${read}`)
+
+          const second = yield* jobs.claim("worker-2", 60)
+          assert.strictEqual(Option.getOrThrow(second).id, late.id, "the owner with no running job goes first")
+          const [oldest] = yield* sql<{ id: string }>`
+            SELECT id FROM jobs WHERE status = 'queued' AND owner_id = ${bulk} ORDER BY created_at, id LIMIT 1`
+          const third = Option.getOrThrow(yield* jobs.claim("worker-3", 60))
+          assert.strictEqual(third.id, oldest!.id, "then the backlog's oldest job; the retry waiting is not due")
+          assert.notStrictEqual(third.id, Option.getOrThrow(first).id)
         }),
         engine
       ))
