@@ -5,16 +5,14 @@
  * concatenating their lists; here the match texts filed under the sentence's own words and tags in an index of the
  * net are looked up instead (`Index`). The choice is compromise's: the first pattern of each match text in its lists'
  * order, dropped unless the sentence has all its needs, none of its `ifNo` and enough of its wants; the net's
- * always-patterns added; patterns longer than the sentence dropped; each matched, in that order.
+ * always-patterns added; patterns longer than the sentence dropped; each matched, in that order, by compromise's own
+ * matcher where its leading tokens may match (`leading.ts`).
  */
-
-export interface SweepTerm {
-  readonly normal: string
-  readonly tags: ReadonlySet<string>
-}
+import { type Leading, leadingOf, mayMatchIn, type Reg, type Term } from "./leading.ts"
 
 interface Pattern {
   readonly match: string
+  readonly regs: ReadonlyArray<Reg>
   readonly needs: ReadonlyArray<string>
   readonly wants: ReadonlyArray<string>
   readonly minWant: number
@@ -34,17 +32,24 @@ interface MatchResult {
 
 export interface SweepMethods {
   readonly one: {
-    readonly cacheDoc: (document: ReadonlyArray<ReadonlyArray<SweepTerm>>) => ReadonlyArray<ReadonlySet<string>>
-    readonly match: (docs: ReadonlyArray<ReadonlyArray<SweepTerm>>, todo: Pattern) => MatchResult
+    readonly cacheDoc: (document: ReadonlyArray<ReadonlyArray<Term>>) => ReadonlyArray<ReadonlySet<string>>
   }
 }
 
-/** One pattern as a hook's list holds it: the hook's rank in the net's key order and its place in that list. */
-interface Entry {
-  readonly hook: string
-  readonly rank: number
-  readonly place: number
+/** compromise's own matcher (not a plugin's: the sweep has tested the leading tokens). */
+export type Matcher = (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Pattern) => MatchResult
+
+/** A pattern with its leading tokens' tests (leading.ts). */
+interface Candidate {
   readonly pattern: Pattern
+  readonly leading: Leading
+}
+
+/** One pattern as a hook's list holds it: the hook's rank in the net's key order and its place in that list. */
+interface Entry extends Candidate {
+  readonly hook: string
+  /** Its place in the walk of the lists: by the hook's rank, then its place in the hook's list. */
+  readonly order: number
 }
 
 /**
@@ -57,6 +62,10 @@ interface Entry {
 interface Index {
   readonly entries: ReadonlyArray<ReadonlyArray<Entry>>
   readonly byKey: ReadonlyMap<string, ReadonlyArray<number>>
+  readonly always: ReadonlyArray<Candidate>
+  /** The sweep of a sentence (its number) that last looked at a match text (the sweeps run one at a time). */
+  readonly looked: Uint32Array
+  sweeps: number
 }
 
 /** The need a sentence has least often, by a guess: a word before a tag, then the tag fewest patterns need. */
@@ -68,8 +77,9 @@ const keyOf = (needs: ReadonlyArray<string>, hooks: Net["hooks"]): string => {
 }
 
 const indexes = new WeakMap<object, Index>()
-const indexOf = (hooks: Net["hooks"]): Index => {
-  let index = indexes.get(hooks)
+const indexOf = (net: Net): Index => {
+  const hooks = net.hooks
+  let index = indexes.get(net)
   if (index !== undefined) return index
   const texts = new Map<string, number>()
   const entries: Array<Array<Entry>> = []
@@ -79,21 +89,23 @@ const indexOf = (hooks: Net["hooks"]): Index => {
     if (list === undefined) byKey.set(key, [text])
     else if (!list.includes(text)) list.push(text)
   }
-  Object.keys(hooks).forEach((hook, rank) => {
-    hooks[hook]!.forEach((pattern, place) => {
+  let order = 0
+  Object.keys(hooks).forEach((hook) => {
+    hooks[hook]!.forEach((pattern) => {
       let text = texts.get(pattern.match)
       if (text === undefined) {
         text = entries.length
         texts.set(pattern.match, text)
         entries.push([])
       }
-      entries[text]!.push({ hook, rank, place, pattern })
+      entries[text]!.push({ hook, order: order++, pattern, leading: leadingOf(pattern.regs) })
       if (pattern.needs.length > 0) file(keyOf(pattern.needs, hooks), text)
       else for (const want of pattern.wants) file(want, text)
     })
   })
-  index = { entries, byKey }
-  indexes.set(hooks, index)
+  const always = net.always.map((pattern) => ({ pattern, leading: leadingOf(pattern.regs) }))
+  index = { entries, byKey, always, looked: new Uint32Array(entries.length), sweeps: 0 }
+  indexes.set(net, index)
   return index
 }
 
@@ -110,38 +122,47 @@ const passes = (pattern: Pattern, have: ReadonlySet<string>, words: number): boo
 }
 
 /** The patterns to try on one sentence, as compromise's getHooks, trimDown and tooSmall choose them. */
-const candidatesOf = (net: Net, index: Index, have: ReadonlySet<string>, words: number): Array<Pattern> => {
+const candidatesOf = (index: Index, have: ReadonlySet<string>, words: number): Array<Candidate> => {
   const found: Array<Entry> = []
-  const looked = new Set<number>()
+  const sweep = ++index.sweeps
   for (const item of have) {
     const texts = index.byKey.get(item)
     if (texts === undefined) continue
     for (const text of texts) {
-      if (looked.has(text)) continue
-      looked.add(text)
-      const first = index.entries[text]!.find((entry) => have.has(entry.hook))
-      if (first !== undefined && passes(first.pattern, have, words)) found.push(first)
+      if (index.looked[text] === sweep) continue
+      index.looked[text] = sweep
+      for (const entry of index.entries[text]!) {
+        if (!have.has(entry.hook)) continue
+        if (passes(entry.pattern, have, words)) found.push(entry)
+        break
+      }
     }
   }
-  found.sort((a, b) => a.rank - b.rank || a.place - b.place)
-  const chosen = found.map((entry) => entry.pattern)
-  for (const pattern of net.always) if (words >= pattern.minWords) chosen.push(pattern)
+  found.sort((a, b) => a.order - b.order)
+  const chosen: Array<Candidate> = found
+  for (const candidate of index.always) if (words >= candidate.pattern.minWords) chosen.push(candidate)
   return chosen
+}
+
+export interface SweepOptions {
+  readonly matchOne?: boolean
 }
 
 /** compromise's bulkMatch: the matches of the net's patterns in each sentence, in its order. */
 export const sweep = (
-  document: ReadonlyArray<ReadonlyArray<SweepTerm>>,
+  document: ReadonlyArray<ReadonlyArray<Term>>,
   net: Net,
   methods: SweepMethods,
-  options: { readonly matchOne?: boolean } = {}
+  match: Matcher,
+  options: SweepOptions = {}
 ): Array<Pattern & { pointer: Array<number> }> => {
-  const index = indexOf(net.hooks)
+  const index = indexOf(net)
   const caches = methods.one.cacheDoc(document)
   const results: Array<Pattern & { pointer: Array<number> }> = []
   for (let n = 0; n < document.length; n++) {
-    for (const pattern of candidatesOf(net, index, caches[n]!, document[n]!.length)) {
-      const found = methods.one.match([document[n]!], pattern)
+    for (const { leading, pattern } of candidatesOf(index, caches[n]!, document[n]!.length)) {
+      if (!mayMatchIn(document[n]!, leading)) continue
+      const found = match([document[n]!], pattern)
       if (found.ptrs.length === 0) continue
       for (const pointer of found.ptrs) {
         pointer[0] = n

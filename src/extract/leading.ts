@@ -1,0 +1,147 @@
+/**
+ * A cheap proof that compromise's matcher finds nothing: most patterns tried on a sentence match nowhere, and
+ * compromise tries each from every word (copying the rest of the sentence each time). A pattern's leading tokens
+ * (those that must each match one term, up to the first that may match several) are compiled once into tests of
+ * one shape, and the pattern is tried only where they match in order.
+ */
+
+/** A term as compromise holds it (what the tests read). */
+export interface Term {
+  readonly id?: unknown
+  readonly text: string
+  readonly normal: string
+  readonly machine: string | null
+  readonly alias?: ReadonlyArray<string>
+  readonly tags: ReadonlySet<string>
+  readonly implicit?: string | null
+  readonly root?: string
+}
+
+/** A pattern's token as compromise's parseMatch makes it. */
+export interface Reg {
+  readonly start?: boolean
+  readonly end?: boolean
+  readonly id?: unknown
+  readonly word?: string
+  readonly use?: string
+  readonly fuzzy?: boolean
+  readonly tag?: string
+  readonly optional?: boolean
+  readonly negative?: boolean
+  readonly anything?: boolean
+  readonly greedy?: boolean
+  readonly min?: number
+  readonly max?: number
+  readonly choices?: unknown
+  readonly fastOr?: ReadonlySet<string>
+  readonly pos?: string
+  readonly method?: unknown
+  readonly pre?: unknown
+  readonly post?: unknown
+  readonly regex?: unknown
+  readonly chunk?: unknown
+  readonly switch?: unknown
+  readonly machine?: unknown
+  readonly sense?: unknown
+}
+
+/** What a test compares: a word, a tag, a `(a|b)` list of words, or something it cannot tell from the term. */
+const Kind = { Word: 0, Tag: 1, Words: 2, Unknown: 3 } as const
+type Kind = typeof Kind[keyof typeof Kind]
+
+/** One leading token's term test. */
+interface Test {
+  readonly kind: Kind
+  readonly start: boolean
+  readonly end: boolean
+  readonly id: unknown
+  readonly word: string
+  readonly words: ReadonlySet<string> | null
+  readonly pos: string | null
+}
+
+/** A pattern's leading tests; empty when its first token is not one (optional, negative, a block, …). */
+export type Leading = ReadonlyArray<Test>
+
+/** The tests compromise makes before a `(a|b)` list's. */
+const hasOtherTest = (reg: Reg) =>
+  reg.method !== undefined || reg.pre !== undefined || reg.post !== undefined || reg.regex !== undefined ||
+  reg.chunk !== undefined || reg.switch !== undefined || reg.machine !== undefined || reg.sense !== undefined
+
+/** A token that must match the next term: not optional, negative, `.`, a block, or greedy to the end. */
+const mustMatch = (reg: Reg) =>
+  reg.optional !== true && reg.negative !== true && reg.anything !== true && reg.choices === undefined &&
+  !(reg.end === true && reg.greedy === true)
+
+const testOf = (reg: Reg): Test => {
+  const kind = reg.word !== undefined
+    ? (reg.use !== undefined || reg.fuzzy === true ? Kind.Unknown : Kind.Word)
+    : reg.tag !== undefined
+    ? Kind.Tag
+    : reg.fastOr !== undefined && !hasOtherTest(reg)
+    ? Kind.Words
+    : Kind.Unknown
+  return {
+    kind,
+    start: reg.start === true,
+    end: reg.end === true,
+    id: reg.id,
+    word: reg.word ?? reg.tag ?? "",
+    words: kind === Kind.Words ? reg.fastOr! : null,
+    pos: reg.pos ?? null
+  }
+}
+
+/**
+ * The tests of a match's leading tokens: those that must match, up to the first that may match several terms
+ * (greedy or counted), which is the last.
+ */
+export const leadingOf = (regs: ReadonlyArray<Reg>): Leading => {
+  const tests: Array<Test> = []
+  while (tests.length < regs.length && mustMatch(regs[tests.length]!)) {
+    const reg = regs[tests.length]!
+    tests.push(testOf(reg))
+    if (reg.greedy === true || reg.min !== undefined || reg.max !== undefined) break
+  }
+  return tests
+}
+
+/** False only where compromise's term test (its `doesMatch`) is false; true where it cannot tell. */
+const mayMatch = (term: Term, test: Test, index: number, length: number): boolean => {
+  if (test.start && index !== 0) return false
+  if (test.end && index !== length - 1) return false
+  if (test.id !== undefined && test.id === term.id) return true
+  switch (test.kind) {
+    case Kind.Word:
+      return term.machine === test.word || test.word === term.text || test.word === term.normal ||
+        (term.alias !== undefined && term.alias.includes(test.word))
+    case Kind.Tag:
+      return term.tags.has(test.word)
+    case Kind.Words:
+      if (test.pos !== null && !term.tags.has(test.pos)) return false
+      return test.words!.has(term.root || term.implicit || term.machine || term.normal) || test.words!.has(term.text)
+    default:
+      return true
+  }
+}
+
+/**
+ * False only where compromise's match cannot start at `start`: one of the leading tokens fails its term (checking
+ * stops at a contraction's implied word, which the matcher may skip).
+ */
+const mayStartAt = (terms: ReadonlyArray<Term>, leading: Leading, start: number) => {
+  for (let k = 0; k < leading.length; k++) {
+    const term = terms[start + k]
+    if (term === undefined) return true
+    if (!mayMatch(term, leading[k]!, start + k, terms.length)) return false
+    if (term.implicit !== undefined && term.implicit !== null) return true
+  }
+  return true
+}
+
+/** False only where compromise's match of a pattern with these leading tests finds nothing in the sentence. */
+export const mayMatchIn = (terms: ReadonlyArray<Term>, leading: Leading): boolean => {
+  if (leading.length === 0) return true
+  for (let i = 0; i < terms.length; i++) if (mayStartAt(terms, leading, i)) return true
+  return false
+}
