@@ -63,9 +63,6 @@ interface Index {
   readonly entries: ReadonlyArray<ReadonlyArray<Entry>>
   readonly byKey: ReadonlyMap<string, ReadonlyArray<number>>
   readonly always: ReadonlyArray<Candidate>
-  /** The sweep of a sentence (its number) that last looked at a match text (the sweeps run one at a time). */
-  readonly looked: Uint32Array
-  sweeps: number
 }
 
 /** The need a sentence has least often, by a guess: a word before a tag, then the tag fewest patterns need. */
@@ -104,7 +101,7 @@ const indexOf = (net: Net): Index => {
     })
   })
   const always = net.always.map((pattern) => ({ pattern, leading: leadingOf(pattern.regs) }))
-  index = { entries, byKey, always, looked: new Uint32Array(entries.length), sweeps: 0 }
+  index = { entries, byKey, always }
   indexes.set(net, index)
   return index
 }
@@ -124,13 +121,13 @@ const passes = (pattern: Pattern, have: ReadonlySet<string>, words: number): boo
 /** The patterns to try on one sentence, as compromise's getHooks, trimDown and tooSmall choose them. */
 const candidatesOf = (index: Index, have: ReadonlySet<string>, words: number): Array<Candidate> => {
   const found: Array<Entry> = []
-  const sweep = ++index.sweeps
+  const looked = new Set<number>()
   for (const item of have) {
     const texts = index.byKey.get(item)
     if (texts === undefined) continue
     for (const text of texts) {
-      if (index.looked[text] === sweep) continue
-      index.looked[text] = sweep
+      if (looked.has(text)) continue
+      looked.add(text)
       for (const entry of index.entries[text]!) {
         if (!have.has(entry.hook)) continue
         if (passes(entry.pattern, have, words)) found.push(entry)
