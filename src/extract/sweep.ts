@@ -45,10 +45,10 @@ interface Candidate {
   readonly leading: Leading
 }
 
-/** One pattern as a hook's list holds it: the hook's rank in the net's key order and its place in that list. */
+/** One pattern as a hook's list holds it. */
 interface Entry extends Candidate {
   readonly hook: string
-  /** Its place in the walk of the lists: by the hook's rank, then its place in the hook's list. */
+  /** Its place in compromise's walk of the lists: by the hook's rank in the net's key order, then in its list. */
   readonly order: number
 }
 
