@@ -92,13 +92,13 @@ nlp.plugin({
       parseMatch: (pattern: unknown, options: unknown, world: World) => {
         if (typeof pattern !== "string") return parseMatch(pattern, options, world)
         const key = options === undefined || options === null || isEmpty(options) ? "" : JSON.stringify(options)
-        let patterns = parsed.get(key)
-        if (patterns === undefined) parsed.set(key, patterns = new Map())
-        let entry = patterns.get(pattern)
+        let entry = parsed.get(key)?.get(pattern)
         if (entry === undefined) {
           const tokens = parseMatch(pattern, options, world)
           if (parsedCount >= maxPatterns) return tokens
           entry = { tokens, leading: leadingOf(tokens as ReadonlyArray<Reg>) }
+          let patterns = parsed.get(key)
+          if (patterns === undefined) parsed.set(key, patterns = new Map())
           patterns.set(pattern, entry)
           parsedCount++
         }
