@@ -29,6 +29,7 @@ import {
 import type { Issue } from "../services/Sources.ts"
 import { searchable } from "./Searchable.ts"
 import { ownedSources } from "./SourceAccess.ts"
+import { withGenericPlans } from "./writeTransaction.ts"
 
 export type GraphError =
   | { readonly _tag: "SourceNotFound"; readonly sourceId?: string }
@@ -535,7 +536,7 @@ export class Graph extends Context.Service<Graph, {
       }
 
       const store = Effect.fn("Graph.store")(function*(documentId: string, version: number, extraction: Extraction) {
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* withGenericPlans(sql, Effect.gen(function*() {
           // The document row first, then the source lock: the order Documents.remove takes them in.
           const [document] = yield* sql<{ source_id: string; graph_version: number | null }>`
             SELECT source_id, graph_version FROM documents WHERE id = ${documentId} FOR KEY SHARE`

@@ -7,6 +7,7 @@ import { Graph } from "./Graph.ts"
 import { type JobFailure, type JobRow, Jobs } from "./Jobs.ts"
 import { LexicalIndex } from "./LexicalIndex.ts"
 import { markUniverseChanged } from "./Universe.ts"
+import { withGenericPlans } from "./writeTransaction.ts"
 
 export { searchable } from "./Searchable.ts"
 
@@ -138,7 +139,7 @@ export class Lifecycle extends Context.Service<Lifecycle, {
        * of the source's documents share the row: taken last, it is held only until the commit.
        */
       const transition = <A>(name: string, body: Effect.Effect<A, unknown>) =>
-        sql.withTransaction(body).pipe(Effect.orDie, Effect.tap(() => committed(name)))
+        withGenericPlans(sql, body).pipe(Effect.orDie, Effect.tap(() => committed(name)))
 
       /** The one way a document's unfinished jobs are cancelled: queued, paused or running, lease cleared. */
       const cancelJobs = (documentIds: ReadonlyArray<string>) =>
