@@ -5,8 +5,9 @@ import { engines, freshServer, TestServer } from "../support/server.ts"
 
 // The pipeline's write transactions (Lifecycle's transitions, Graph.store) run on generic plans; the setting must
 // end with them, so that searches on the same pooled connection keep the planner's own choice.
+const live = { excludeTestServices: true }
 for (const engine of engines) {
-  layer(freshServer(engine, { workerConcurrency: 0 }), { excludeTestServices: true })(`write transactions (${engine})`, (it) => {
+  layer(freshServer(engine, { workerConcurrency: 0 }), live)(`write transactions (${engine})`, (it) => {
     it.effect("run on generic plans, and the connection plans as before once they commit or roll back", () =>
       Effect.gen(function*() {
         const { sql } = yield* TestServer
