@@ -13,8 +13,17 @@ export interface QueryCues {
   readonly asks: boolean
   /** Normalised n-grams of the query (1 to 4 words) to look up as entity keys. */
   readonly names: ReadonlyArray<string>
-  /** [start, end) in ISO; either side open for "before …" / "after …". Null: no time expression. */
-  readonly time: { readonly start: string | null; readonly end: string | null; readonly text: string } | null
+  /**
+   * [start, end) in ISO; either side open for "before …" / "after …". Null: no time expression. `yearless`: a month
+   * or day named without a year ("in June", "on February 9"), given here in its latest year not after now; the
+   * search may move it to the latest year its sources have events in (`inYear`).
+   */
+  readonly time: {
+    readonly start: string | null
+    readonly end: string | null
+    readonly text: string
+    readonly yearless: boolean
+  } | null
   /**
    * A time relative to an event instead of a date ("before the merger", "after the acquisition"): the side and
    * the event kinds (verbs) the noun may name. Null when the query has a date, or no such phrase.
@@ -64,6 +73,7 @@ export const queryCues = (query: string, now: Date, readDates: DateReader): Quer
   if (found === null) return Object.assign(cues, { asks, time: null, anchor: anchorIn(query) })
   const { start, end } = found
   const before = query.slice(0, found.index).toLowerCase().match(/\b(before|until|till|prior to|after|since)\s*$/)?.[1]
+  const yearless = found.yearless && before === undefined
   const time = before === "after"
     ? { start: end.toISOString(), end: null }
     : before === "since"
@@ -71,7 +81,7 @@ export const queryCues = (query: string, now: Date, readDates: DateReader): Quer
     : before !== undefined
     ? { start: null, end: start.toISOString() }
     : { start: start.toISOString(), end: end.toISOString() }
-  return Object.assign(cues, { asks, time: { ...time, text: found.text }, anchor: null })
+  return Object.assign(cues, { asks, time: { ...time, text: found.text, yearless }, anchor: null })
 }
 
 /** The query's word n-grams (1 to 4 words, not beginning or ending with a stop word), normalised as entity keys. */
@@ -104,8 +114,16 @@ const anchorIn = (query: string): QueryCues["anchor"] => {
 const timeIn = (query: string, now: Date, readDates: DateReader) => {
   const parsed = readDates(query, now)[0]
   if (parsed !== undefined) {
-    const { start, end } = periodOf(parsed.start, parsed.text, now)
-    return { start, end: parsed.end?.date() ?? end, index: parsed.index, text: parsed.text }
+    const said = query.slice(0, parsed.index).match(/\b(last|this|past|next|coming)\s*$/i)?.[1]?.toLowerCase()
+    const which = said === "next" || said === "coming" ? "next" : said === "last" || said === "past" ? "ended" : "begun"
+    const { start, end, yearless } = periodOf(parsed.start, parsed.text, now, which)
+    return {
+      start,
+      end: parsed.end?.date() ?? end,
+      index: parsed.index,
+      text: parsed.text,
+      yearless: yearless && said === undefined && (parsed.end ?? null) === null
+    }
   }
   const year = /\b(1[5-9]\d\d|2\d\d\d)\b/.exec(query)
   if (year === null) return null
@@ -114,7 +132,8 @@ const timeIn = (query: string, now: Date, readDates: DateReader) => {
     start: new Date(Date.UTC(value, 0, 1)),
     end: new Date(Date.UTC(value + 1, 0, 1)),
     index: year.index,
-    text: year[0]
+    text: year[0],
+    yearless: false
   }
 }
 
@@ -124,27 +143,64 @@ const dayMs = 86_400_000
  * The whole period a date expression names (UTC), from the components it states: "last week", "this week" and
  * "two weeks ago" a week from Monday; a time of day from that time to the day's end; else the day, the month or the
  * year. chrono gives an instant inside it ("last week": now less seven days; "February 9": noon), which would leave
- * out what happened earlier in that period.
+ * out what happened earlier in that period. A month or day without a year is the latest one that has begun by now
+ * (after "last": that has ended; after "next": the first to begin after now), not chrono's nearest, which may lie
+ * ahead: questions ask about the past.
  */
-const periodOf = (component: chrono.ParsedComponents, text: string, now: Date) => {
+const periodOf = (component: chrono.ParsedComponents, text: string, now: Date, which: "begun" | "ended" | "next") => {
   const at = component.date()
   const day = (date: Date) => Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate())
   if (/\bweeks?\b/i.test(text)) {
     const inside = /\bthis\s+week\b/i.test(text) ? now : at
     const monday = day(inside) - ((inside.getUTCDay() + 6) % 7) * dayMs
-    return { start: new Date(monday), end: new Date(monday + 7 * dayMs) }
+    return { start: new Date(monday), end: new Date(monday + 7 * dayMs), yearless: false }
   }
-  if (component.isCertain("hour")) return { start: at, end: new Date(day(at) + dayMs) }
+  if (component.isCertain("hour")) return { start: at, end: new Date(day(at) + dayMs), yearless: false }
+  if (component.isCertain("month") && !component.isCertain("year")) {
+    const month = at.getUTCMonth()
+    const dated = component.isCertain("day")
+    const period = (year: number) => ({
+      start: new Date(Date.UTC(year, month, dated ? at.getUTCDate() : 1)),
+      end: new Date(dated ? Date.UTC(year, month, at.getUTCDate() + 1) : Date.UTC(year, month + 1, 1))
+    })
+    const year = now.getUTCFullYear()
+    const thisYear = period(year)
+    const chosen = which === "next"
+      ? (thisYear.start > now ? year : year + 1)
+      : (which === "ended" ? thisYear.end : thisYear.start) <= now
+      ? year
+      : year - 1
+    return { ...period(chosen), yearless: true }
+  }
   if (component.isCertain("day") || !component.isCertain("year")) {
-    return { start: new Date(day(at)), end: new Date(day(at) + dayMs) }
+    return { start: new Date(day(at)), end: new Date(day(at) + dayMs), yearless: false }
   }
   if (component.isCertain("month")) {
     return {
       start: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)),
-      end: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1))
+      end: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)),
+      yearless: false
     }
   }
-  return { start: new Date(Date.UTC(at.getUTCFullYear(), 0, 1)), end: new Date(Date.UTC(at.getUTCFullYear() + 1, 0, 1)) }
+  return {
+    start: new Date(Date.UTC(at.getUTCFullYear(), 0, 1)),
+    end: new Date(Date.UTC(at.getUTCFullYear() + 1, 0, 1)),
+    yearless: false
+  }
+}
+
+/**
+ * A yearless time moved to another year (its month and day kept); null when that year has no such day (29 February
+ * outside leap years).
+ */
+export const inYear = (time: { readonly start: string; readonly end: string }, year: number) => {
+  const start = new Date(time.start)
+  const end = new Date(time.end)
+  const moved = new Date(Date.UTC(year, start.getUTCMonth(), start.getUTCDate()))
+  if (moved.getUTCMonth() !== start.getUTCMonth()) return null
+  const endYear = year + end.getUTCFullYear() - start.getUTCFullYear()
+  const until = new Date(Date.UTC(endYear, end.getUTCMonth(), end.getUTCDate()))
+  return { start: moved.toISOString(), end: until.toISOString() }
 }
 
 /** Levenshtein distance, stopping early once above `limit`. */

@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { answersQuery, editDistance, fuzzLimit, queryCues, type QueryCues } from "../retrieval/queryGraph.ts"
+import { answersQuery, editDistance, fuzzLimit, inYear, queryCues, type QueryCues } from "../retrieval/queryGraph.ts"
 import { searchable } from "../stores/Searchable.ts"
 
 export interface GraphHit {
@@ -37,6 +37,8 @@ const maxEntities = 20
 const maxNeighbours = 50
 const maxEvents = 500
 const fuzzyCandidates = 2000
+/** Years a month or day named without a year ("in June") is looked for in, from the sources' first event's. */
+const maxYearsSpanned = 500
 
 interface EventRow {
   readonly event_id: string
@@ -184,6 +186,42 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             : { start: (event.time_end ?? event.time_start).toISOString(), end: null, text: anchor.text }
         })
 
+      /**
+       * A month or day named without a year ("in June", "on February 9") moved to the year in which a visible event of
+       * the sources starts inside it: the latest up to the one the query gave it (the latest not after now), else the
+       * earliest after it. In an archive of 2023 chats "in June" is June 2023. As given when no year has one.
+       */
+      const yearOfEvents = (time: NonNullable<QueryCues["time"]>, sourceIds: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const given = { start: time.start!, end: time.end! }
+          // The years the sources' events span, from the time index's ends (one probe per source).
+          const [span] = yield* sql<{ first: Date | null; last: Date | null }>`
+            SELECT min(r.first) AS first, max(r.last) AS last
+            FROM unnest(${sourceIds}::text[]) AS s (id)
+            CROSS JOIN LATERAL (
+              SELECT min(time_start) AS first, max(time_start) AS last FROM events WHERE source_id = s.id
+            ) r`
+          if (span === undefined || span.first === null || span.last === null) return time
+          const first = span.first.getUTCFullYear()
+          const years = Math.min(span.last.getUTCFullYear() - first + 1, maxYearsSpanned)
+          const periods = Array.from({ length: years }, (_, i) => inYear(given, first + i)).filter((p) => p !== null)
+          const found = yield* sql<{ start: Date; finish: Date }>`
+            SELECT p.start, p.finish
+            FROM unnest(${periods.map((p) => p.start)}::timestamptz[], ${periods.map((p) => p.end)}::timestamptz[])
+              AS p (start, finish)
+            WHERE EXISTS (
+              SELECT 1 FROM events e
+              JOIN documents d ON d.id = e.document_id AND ${searchable(sql, "d", "e.version")}
+              WHERE e.source_id IN ${sql.in(sourceIds)} AND e.time_start >= p.start AND e.time_start < p.finish
+            )
+            ORDER BY p.start`
+          const limit = new Date(given.start).getTime()
+          const chosen = found.filter((p) => p.start.getTime() <= limit).at(-1) ?? found[0]
+          return chosen === undefined
+            ? time
+            : { ...time, start: chosen.start.toISOString(), end: chosen.finish.toISOString() }
+        })
+
       const cues = Effect.fn("GraphSearch.cues")(function*(query: string) {
         return queryCues(query, new Date(yield* Clock.currentTimeMillis), (yield* chrono).parse)
       })
@@ -226,7 +264,11 @@ export class GraphSearch extends Context.Service<GraphSearch, {
           const hopWeights = yield* weigh(neighbours.map((row) => row.entity_id), sourceIds)
           add(yield* eventsOf(mostSpecific(hopWeights)), (id) => hopWeight * (hopWeights.get(id) ?? 0), counted)
         }
-        const time = cues.time ?? (cues.anchor === null ? null : yield* anchoredTime(cues.anchor, direct, sourceIds))
+        const time = cues.time === null
+          ? (cues.anchor === null ? null : yield* anchoredTime(cues.anchor, direct, sourceIds))
+          : cues.time.yearless
+          ? yield* yearOfEvents(cues.time, sourceIds)
+          : cues.time
         if (time !== null) {
           const from = time.start === null ? null : new Date(time.start)
           const to = time.end === null ? null : new Date(time.end)

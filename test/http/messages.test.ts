@@ -169,6 +169,14 @@ for (const engine of engines) {
         // No message or event of that day: the graph adds nothing (the dense list still answers with its nearest).
         const march = yield* search("What happened on March 21, 2026?")
         assert.isFalse(march.results.some(fromGraph))
+        // Without a year: the latest year the source has events in that day or month (not chrono's nearest, which
+        // for February 9 may lie ahead; May is 2023 here).
+        const ninthAgain = yield* search("What happened on February 9?")
+        assert.strictEqual(ninthAgain.results[0]?.document_id, ops, JSON.stringify(ninthAgain.results))
+        assert.isTrue(fromGraph(ninthAgain.results[0]))
+        const inMay = yield* search("What happened in May?")
+        assert.strictEqual(inMay.results[0]?.document_id, support, JSON.stringify(inMay.results))
+        assert.isTrue(fromGraph(inMay.results[0]))
       }))
 
     it.effect("a when question is answered with the resolved date, citing the message (ask and chat completions)", () =>

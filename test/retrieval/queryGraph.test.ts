@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import * as chrono from "chrono-node"
-import { queryCues } from "../../src/retrieval/queryGraph.ts"
+import { inYear, queryCues } from "../../src/retrieval/queryGraph.ts"
 
 const now = new Date("2024-05-08T12:00:00Z")
 
@@ -41,5 +41,32 @@ describe("queryCues", () => {
     expect(period("What did we do yesterday?")).toEqual(["2026-11-22T00:00:00.000Z", "2026-11-23T00:00:00.000Z"])
     expect(period("What happened last month?")).toEqual(["2026-10-01T00:00:00.000Z", "2026-11-01T00:00:00.000Z"])
     expect(period("What happened last year?")).toEqual(["2025-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"])
+  })
+
+  it("a month or day without a year is the latest that has begun, and marked yearless", () => {
+    const at = new Date("2026-11-23T18:30:00.000Z")
+    const time = (query: string) => {
+      const found = queryCues(query, at, chrono.parse).time
+      return [found?.start?.slice(0, 10), found?.end?.slice(0, 10), found?.yearless]
+    }
+    // The whole month, not the day chrono picks inside it.
+    expect(time("When did Melanie go camping in June?")).toEqual(["2026-06-01", "2026-07-01", true])
+    // The latest one not after now: chrono's nearest February 9 would be in 2027.
+    expect(time("What did we do on February 9?")).toEqual(["2026-02-09", "2026-02-10", true])
+    expect(time("What happened in December?")).toEqual(["2025-12-01", "2026-01-01", true])
+    expect(time("What happened in November?")).toEqual(["2026-11-01", "2026-12-01", true])
+    // "last", "next" and "before" fix the year.
+    expect(time("What happened last November?")).toEqual(["2025-11-01", "2025-12-01", false])
+    expect(time("What is planned for next June?")).toEqual(["2027-06-01", "2027-07-01", false])
+    expect(time("What happened before June?")).toEqual([undefined, "2026-06-01", false])
+    expect(time("What happened in May 2023?")).toEqual(["2023-05-01", "2023-06-01", false])
+  })
+
+  it("moves a yearless time to another year, but not to a 29 February that year lacks", () => {
+    expect(inYear({ start: "2025-12-01T00:00:00.000Z", end: "2026-01-01T00:00:00.000Z" }, 2023))
+      .toEqual({ start: "2023-12-01T00:00:00.000Z", end: "2024-01-01T00:00:00.000Z" })
+    expect(inYear({ start: "2024-02-29T00:00:00.000Z", end: "2024-03-01T00:00:00.000Z" }, 2023)).toBeNull()
+    expect(inYear({ start: "2024-02-29T00:00:00.000Z", end: "2024-03-01T00:00:00.000Z" }, 2020))
+      .toEqual({ start: "2020-02-29T00:00:00.000Z", end: "2020-03-01T00:00:00.000Z" })
   })
 })
