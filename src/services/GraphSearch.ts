@@ -37,8 +37,8 @@ const maxEntities = 20
 const maxNeighbours = 50
 const maxEvents = 500
 const fuzzyCandidates = 2000
-/** Years a month or day named without a year ("in June") is looked for in, from the sources' first event's. */
-const maxYearsSpanned = 500
+/** Years before and after its own that a month or day named without a year ("in June") may move to. */
+const yearsAround = 250
 
 interface EventRow {
   readonly event_id: string
@@ -194,7 +194,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
       const yearOfEvents = (time: NonNullable<QueryCues["time"]>, sourceIds: ReadonlyArray<string>) =>
         Effect.gen(function*() {
           const given = { start: time.start!, end: time.end! }
-          // The years the sources' events span, from the time index's ends (one probe per source).
+          // The years the sources' events span (the time index's ends, one probe per source), within yearsAround.
           const [span] = yield* sql<{ first: Date | null; last: Date | null }>`
             SELECT min(r.first) AS first, max(r.last) AS last
             FROM unnest(${sourceIds}::text[]) AS s (id)
@@ -202,9 +202,12 @@ export class GraphSearch extends Context.Service<GraphSearch, {
               SELECT min(time_start) AS first, max(time_start) AS last FROM events WHERE source_id = s.id
             ) r`
           if (span === undefined || span.first === null || span.last === null) return time
-          const first = span.first.getUTCFullYear()
-          const years = Math.min(span.last.getUTCFullYear() - first + 1, maxYearsSpanned)
-          const periods = Array.from({ length: years }, (_, i) => inYear(given, first + i)).filter((p) => p !== null)
+          const year = new Date(given.start).getUTCFullYear()
+          const first = Math.max(span.first.getUTCFullYear(), year - yearsAround)
+          const last = Math.min(span.last.getUTCFullYear(), year + yearsAround)
+          const periods = Array.from({ length: Math.max(0, last - first + 1) }, (_, i) => inYear(given, first + i))
+            .filter((period) => period !== null)
+          if (periods.length === 0) return time
           const found = yield* sql<{ start: Date; finish: Date }>`
             SELECT p.start, p.finish
             FROM unnest(${periods.map((p) => p.start)}::timestamptz[], ${periods.map((p) => p.end)}::timestamptz[])
