@@ -9,7 +9,8 @@ const description = "Only chunks of documents whose status is ready are returned
   "empty list that looks like no knowledge); lexical is BM25 (k1 1.2, b 0.75 by default) over English-stemmed " +
   "words, with websearch-style terms; multi (the default) fuses the available lists by weighted reciprocal rank " +
   "(k 60), collapses near-duplicate chunks, explains each result's ranks and says in notices when a list was " +
-  "unavailable. Unknown fields and out-of-range values are 422."
+  "unavailable, and in which year a month or day named without one was read (the latest the searched sources have " +
+  "events in up to now, else the next). Unknown fields and out-of-range values are 422."
 
 export class SearchApi extends HttpApiGroup.make("search")
   .add(

@@ -203,6 +203,21 @@ export const inYear = (time: { readonly start: string; readonly end: string }, y
   return { start: moved.toISOString(), end: until.toISOString() }
 }
 
+/**
+ * The notice telling which year a yearless time was read in: `"June" is read as June 2023, the latest June with
+ * events in the searched sources` (`later`: the next one, none being earlier).
+ */
+export const yearNotice = (text: string, period: { readonly start: Date; readonly finish: Date }, later: boolean) => {
+  const wholeMonth = period.start.getUTCDate() === 1 && period.finish.getUTCDate() === 1
+  const read = period.start.toLocaleDateString("en-GB", {
+    timeZone: "UTC",
+    year: "numeric",
+    month: "long",
+    ...(wholeMonth ? {} : { day: "numeric" })
+  })
+  return `"${text}" is read as ${read}, the ${later ? "next" : "latest"} ${text} with events in the searched sources`
+}
+
 /** Levenshtein distance, stopping early once above `limit`. */
 export const editDistance = (a: string, b: string, limit: number) => {
   if (Math.abs(a.length - b.length) > limit) return limit + 1

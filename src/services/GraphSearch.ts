@@ -1,6 +1,14 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { answersQuery, editDistance, fuzzLimit, inYear, queryCues, type QueryCues } from "../retrieval/queryGraph.ts"
+import {
+  answersQuery,
+  editDistance,
+  fuzzLimit,
+  inYear,
+  queryCues,
+  type QueryCues,
+  yearNotice
+} from "../retrieval/queryGraph.ts"
 import { searchable } from "../stores/Searchable.ts"
 
 export interface GraphHit {
@@ -15,6 +23,8 @@ export interface GraphHit {
 export interface GraphList {
   readonly hits: ReadonlyArray<GraphHit>
   readonly confidence: number
+  /** How a month or day named without a year was read, when the sources' events moved it to another year. */
+  readonly notice?: string
 }
 
 /** Score of an event per query entity it involves (direct), and per entity one hop away (multi-hop). */
@@ -201,13 +211,13 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             CROSS JOIN LATERAL (
               SELECT min(time_start) AS first, max(time_start) AS last FROM events WHERE source_id = s.id
             ) r`
-          if (span === undefined || span.first === null || span.last === null) return time
+          if (span === undefined || span.first === null || span.last === null) return { time, notice: undefined }
           const year = new Date(given.start).getUTCFullYear()
           const first = Math.max(span.first.getUTCFullYear(), year - yearsAround)
           const last = Math.min(span.last.getUTCFullYear(), year + yearsAround)
           const periods = Array.from({ length: Math.max(0, last - first + 1) }, (_, i) => inYear(given, first + i))
             .filter((period) => period !== null)
-          if (periods.length === 0) return time
+          if (periods.length === 0) return { time, notice: undefined }
           const found = yield* sql<{ start: Date; finish: Date }>`
             SELECT p.start, p.finish
             FROM unnest(${periods.map((p) => p.start)}::timestamptz[], ${periods.map((p) => p.end)}::timestamptz[])
@@ -220,9 +230,11 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             ORDER BY p.start`
           const limit = new Date(given.start).getTime()
           const chosen = found.filter((p) => p.start.getTime() <= limit).at(-1) ?? found[0]
-          return chosen === undefined
-            ? time
-            : { ...time, start: chosen.start.toISOString(), end: chosen.finish.toISOString() }
+          if (chosen === undefined || chosen.start.getTime() === limit) return { time, notice: undefined }
+          return {
+            time: { ...time, start: chosen.start.toISOString(), end: chosen.finish.toISOString() },
+            notice: yearNotice(time.text, chosen, chosen.start.getTime() > limit)
+          }
         })
 
       const cues = Effect.fn("GraphSearch.cues")(function*(query: string) {
@@ -267,11 +279,12 @@ export class GraphSearch extends Context.Service<GraphSearch, {
           const hopWeights = yield* weigh(neighbours.map((row) => row.entity_id), sourceIds)
           add(yield* eventsOf(mostSpecific(hopWeights)), (id) => hopWeight * (hopWeights.get(id) ?? 0), counted)
         }
-        const time = cues.time === null
-          ? (cues.anchor === null ? null : yield* anchoredTime(cues.anchor, direct, sourceIds))
-          : cues.time.yearless
+        const anchored = cues.time === null && cues.anchor !== null
+          ? yield* anchoredTime(cues.anchor, direct, sourceIds)
+          : null
+        const { time, notice } = cues.time?.yearless === true
           ? yield* yearOfEvents(cues.time, sourceIds)
-          : cues.time
+          : { time: cues.time ?? anchored, notice: undefined }
         if (time !== null) {
           const from = time.start === null ? null : new Date(time.start)
           const to = time.end === null ? null : new Date(time.end)
@@ -341,7 +354,7 @@ export class GraphSearch extends Context.Service<GraphSearch, {
           : time !== null
           ? timeOnlyConfidence
           : 0
-        return { hits, confidence }
+        return { hits, confidence, ...(notice === undefined ? {} : { notice }) }
       }, Effect.orDie)
 
       return GraphSearch.of({ cues, search })

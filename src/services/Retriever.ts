@@ -277,6 +277,7 @@ export class Retriever extends Context.Service<Retriever, {
             lists.push({ name: "vector", weight: settings.fusionWeightVector, hits: vectorHits })
           }
           const graphHits = graphList !== undefined && graphList.confidence > 0 ? graphList.hits : []
+          if (graphList?.notice !== undefined) notices.push(graphList.notice)
           if (withLexical) {
             lexicalAlone = lists.length === 0 && graphHits.length === 0
             // Fused with nothing else, BM25's list is the result: it need reach only as deep as the results (or

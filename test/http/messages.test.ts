@@ -177,6 +177,13 @@ for (const engine of engines) {
         const inMay = yield* search("What happened in May?")
         assert.strictEqual(inMay.results[0]?.document_id, support, JSON.stringify(inMay.results))
         assert.isTrue(fromGraph(inMay.results[0]))
+        // The year read is told. (The test clock stands at 1970: both were moved to the years of their events.)
+        assert.include(inMay.notices, `"May" is read as May 2023, the next May with events in the searched sources`)
+        assert.include(
+          ninthAgain.notices,
+          `"February 9" is read as 9 February 2026, the next February 9 with events in the searched sources`
+        )
+        assert.notInclude(JSON.stringify(ninth.notices), "is read as")
       }))
 
     it.effect("a when question is answered with the resolved date, citing the message (ask and chat completions)", () =>

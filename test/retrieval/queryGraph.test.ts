@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import * as chrono from "chrono-node"
-import { inYear, queryCues } from "../../src/retrieval/queryGraph.ts"
+import { inYear, queryCues, yearNotice } from "../../src/retrieval/queryGraph.ts"
 
 const now = new Date("2024-05-08T12:00:00Z")
 
@@ -68,5 +68,14 @@ describe("queryCues", () => {
     expect(inYear({ start: "2024-02-29T00:00:00.000Z", end: "2024-03-01T00:00:00.000Z" }, 2023)).toBeNull()
     expect(inYear({ start: "2024-02-29T00:00:00.000Z", end: "2024-03-01T00:00:00.000Z" }, 2020))
       .toEqual({ start: "2020-02-29T00:00:00.000Z", end: "2020-03-01T00:00:00.000Z" })
+  })
+
+  it("tells the year a yearless time was read in", () => {
+    const june = { start: new Date("2023-06-01T00:00:00Z"), finish: new Date("2023-07-01T00:00:00Z") }
+    expect(yearNotice("June", june, false))
+      .toBe(`"June" is read as June 2023, the latest June with events in the searched sources`)
+    const ninth = { start: new Date("2027-02-09T00:00:00Z"), finish: new Date("2027-02-10T00:00:00Z") }
+    expect(yearNotice("February 9", ninth, true))
+      .toBe(`"February 9" is read as 9 February 2027, the next February 9 with events in the searched sources`)
   })
 })
