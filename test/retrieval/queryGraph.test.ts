@@ -62,6 +62,18 @@ describe("queryCues", () => {
     expect(time("What happened in May 2023?")).toEqual(["2023-05-01", "2023-06-01", false])
   })
 
+  it("a month named alone is a time only after a word that makes it one", () => {
+    const at = new Date("2026-11-23T18:30:00.000Z")
+    const text = (query: string) => queryCues(query, at, chrono.parse).time?.text ?? null
+    const words = ["What did April say to Jon?", "Who is June?", "Did the march go well?", "the March for Science"]
+    for (const query of words) expect(text(query), query).toBeNull()
+    expect(text("What did April say in June?")).toBe("June")
+    expect(text("What did April say in 2023?")).toBe("2023")
+    expect(text("What happened in mid-June?")).toBe("June")
+    expect(text("What happened since March?")).toBe("March")
+    expect(text("What did we do on February 9?")).toBe("February 9")
+  })
+
   it("moves a yearless time to another year, but not to a 29 February that year lacks", () => {
     expect(inYear({ start: "2025-12-01T00:00:00.000Z", end: "2026-01-01T00:00:00.000Z" }, 2023))
       .toEqual({ start: "2023-12-01T00:00:00.000Z", end: "2024-01-01T00:00:00.000Z" })
