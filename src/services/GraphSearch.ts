@@ -203,7 +203,9 @@ export class GraphSearch extends Context.Service<GraphSearch, {
        */
       const yearOfEvents = (time: NonNullable<QueryCues["time"]>, sourceIds: ReadonlyArray<string>) =>
         Effect.gen(function*() {
+          const unmoved = { time, notice: undefined }
           const given = { start: time.start!, end: time.end! }
+          const givenStart = new Date(given.start)
           // The years the sources' events span (the time index's ends, one probe per source), within yearsAround.
           const [span] = yield* sql<{ first: Date | null; last: Date | null }>`
             SELECT min(r.first) AS first, max(r.last) AS last
@@ -211,13 +213,12 @@ export class GraphSearch extends Context.Service<GraphSearch, {
             CROSS JOIN LATERAL (
               SELECT min(time_start) AS first, max(time_start) AS last FROM events WHERE source_id = s.id
             ) r`
-          if (span === undefined || span.first === null || span.last === null) return { time, notice: undefined }
-          const year = new Date(given.start).getUTCFullYear()
-          const first = Math.max(span.first.getUTCFullYear(), year - yearsAround)
-          const last = Math.min(span.last.getUTCFullYear(), year + yearsAround)
+          if (span === undefined || span.first === null || span.last === null) return unmoved
+          const first = Math.max(span.first.getUTCFullYear(), givenStart.getUTCFullYear() - yearsAround)
+          const last = Math.min(span.last.getUTCFullYear(), givenStart.getUTCFullYear() + yearsAround)
           const periods = Array.from({ length: Math.max(0, last - first + 1) }, (_, i) => inYear(given, first + i))
             .filter((period) => period !== null)
-          if (periods.length === 0) return { time, notice: undefined }
+          if (periods.length === 0) return unmoved
           const found = yield* sql<{ start: Date; finish: Date }>`
             SELECT p.start, p.finish
             FROM unnest(${periods.map((p) => p.start)}::timestamptz[], ${periods.map((p) => p.end)}::timestamptz[])
@@ -228,12 +229,11 @@ export class GraphSearch extends Context.Service<GraphSearch, {
               WHERE e.source_id IN ${sql.in(sourceIds)} AND e.time_start >= p.start AND e.time_start < p.finish
             )
             ORDER BY p.start`
-          const limit = new Date(given.start).getTime()
-          const chosen = found.filter((p) => p.start.getTime() <= limit).at(-1) ?? found[0]
-          if (chosen === undefined || chosen.start.getTime() === limit) return { time, notice: undefined }
+          const chosen = found.filter((p) => p.start <= givenStart).at(-1) ?? found[0]
+          if (chosen === undefined || chosen.start.getTime() === givenStart.getTime()) return unmoved
           return {
             time: { ...time, start: chosen.start.toISOString(), end: chosen.finish.toISOString() },
-            notice: yearNotice(time.text, chosen, chosen.start.getTime() > limit)
+            notice: yearNotice(time.text, chosen, chosen.start > givenStart)
           }
         })
 
