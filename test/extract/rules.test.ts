@@ -299,6 +299,21 @@ describe("extractRules: times", () => {
     expect(eventOf(extraction, "hire").time).toMatchObject({ start: "2020-03-01T00:00:00.000Z", end: "2020-04-01T00:00:00.000Z", precision: "month" })
   })
 
+  it("a month named alone is a time only after a word that makes it one, not a name", () => {
+    const at = "2023-05-08T12:00:00Z"
+    // Without a time of its own, a message's event is at the message's time.
+    const sent = { start: "2023-05-08T12:00:00.000Z", text: "" }
+    const said = extractRules(chat(["Caroline", at, "April said she would call me."]))
+    expect(entityNamed(said, "April").kind).toBe("person")
+    expect(eventOf(said, "say").time).toMatchObject(sent)
+    expect(eventOf(extractRules(chat(["Caroline", at, "I talked to June about the trip."])), "talk").time)
+      .toMatchObject(sent)
+    expect(eventOf(extractRules(chat(["Caroline", at, "I joined the March for Science."])), "join").time)
+      .toMatchObject(sent)
+    expect(eventOf(extractRules(chat(["Caroline", at, "We went camping in June."])), "go").time)
+      .toMatchObject({ text: "June", precision: "month" })
+  })
+
   it("moves a bare weekday to the side the verb's tense points to", () => {
     const extraction = extractRules(document("Jordan Peele arrived in Amman on Friday. Peele will visit Petra on Monday.", "2024-03-13"))
     expect(eventOf(extraction, "arrive").time).toMatchObject({ start: "2024-03-08T00:00:00.000Z", precision: "day" })

@@ -1,0 +1,17 @@
+import type * as chrono from "chrono-node"
+
+/** Words that make a month named alone a time: "in June", "since March", "last August", "mid-June", "of May". */
+const timeWord = new RegExp(
+  `\\b(?:${["in", "during", "since", "until", "till", "by", "before", "after", "between", "from", "through", "throughout",
+    "early", "mid", "late", "last", "next", "this", "past", "coming", "of", "around"].join("|")})[\\s-]+$`,
+  "i"
+)
+
+/**
+ * Whether a date chrono read is a month named alone (no day, year or weekday; no range) with no word before it that
+ * makes it a time: then it is a name or a word, not a time ("April said", "Who is June?", "the March for Science",
+ * "the august committee"). `before` is the text before the date.
+ */
+export const isMonthAsWord = (found: chrono.ParsedResult, before: string) =>
+  found.start.isCertain("month") && !found.start.isCertain("day") && !found.start.isCertain("year") &&
+  !found.start.isCertain("weekday") && (found.end ?? null) === null && !timeWord.test(before)
