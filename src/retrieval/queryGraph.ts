@@ -16,8 +16,8 @@ export interface QueryCues {
   readonly names: ReadonlyArray<string>
   /**
    * [start, end) in ISO; either side open for "before …" / "after …". Null: no time expression. `yearless`: a month
-   * or day named without a year ("in June", "on February 9"), given here in its latest year not after now; the
-   * search may move it to the latest year its sources have events in (`inYear`).
+   * or day named without a year ("in June", "on February 9"), given here as the latest one that has begun by now;
+   * the graph search moves it to a year its sources have events in (`inYear`).
    */
   readonly time: {
     readonly start: string | null
