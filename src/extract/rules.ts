@@ -91,6 +91,11 @@ interface Verb {
   readonly end: number
   readonly passive: boolean
   readonly tense: "past" | "present" | "future"
+  /**
+   * A past that is over when said (simple past, past progressive or perfect, a past passive), not the present
+   * perfect, whose time is often what lies ahead ("I've booked the flights for June").
+   */
+  readonly over: boolean
   readonly negative: boolean
   /** An infinitive, gerund or participle: a complement of another verb rather than a clause of its own. */
   readonly nonFinite: boolean
@@ -189,6 +194,7 @@ const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: num
       end: base + offset.start + offset.length,
       passive: grammar.passive === true,
       tense: tenseOf(grammar.form ?? "", grammar.tense ?? ""),
+      over: /^(?:simple-past|past-progressive|past-perfect|passive-past)$/.test(grammar.form ?? ""),
       negative: facts.negative,
       nonFinite: grammar.isInfinitive || grammar.form === "gerund" || grammar.form === "infinitive",
       get subject() {
@@ -1565,8 +1571,12 @@ interface TimeMention {
   readonly sequence: { readonly amount: number | null; readonly unit: Unit } | null
   /** Resolved value; null when it needs an anchor the document does not have. */
   readonly value: TimeValue | null
-  /** A bare weekday ("on Friday"), moved a week by the verb's tense when chrono picked the wrong side. */
-  readonly bareWeekday: boolean
+  /**
+   * Where the verb's tense may move the value when chrono picked the wrong side of the anchor: a bare weekday ("on
+   * Friday") by a week, a month or day without a year ("in June", "on June 3") by a year (back only for a past
+   * that is over, `Verb.over`). Null: it stays.
+   */
+  readonly moves: { readonly back: TimeValue | null; readonly forward: TimeValue | null; readonly byYear: boolean } | null
 }
 
 const unitPattern = "(day|week|month|year|decade)s?"
@@ -1655,14 +1665,14 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
   for (const { pattern, read } of sequencePatterns) {
     pattern.lastIndex = 0
     for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-      add({ ...at(match.index, match[0].length, match[0]), sequence: read(match), value: null, bareWeekday: false })
+      add({ ...at(match.index, match[0].length, match[0]), sequence: read(match), value: null, moves: null })
     }
   }
 
   for (let match, pattern = /\b(?:the\s+)?((?:1[5-9]|20)\d0)['’]?s\b|'(\d)0s\b/gi; (match = pattern.exec(text)) !== null;) {
     const year = match[1] !== undefined ? Number(match[1]) : (Number(match[2]) >= 3 ? 1900 : 2000) + Number(match[2]) * 10
     const wall = { year, month: 1, day: 1, hour: 0, minute: 0 }
-    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value: timeValue(match[0], wall, "decade", 0, false), bareWeekday: false })
+    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value: timeValue(match[0], wall, "decade", 0, false), moves: null })
   }
 
   for (
@@ -1677,7 +1687,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
       ...at(match.index, match[0].length, match[0]),
       sequence: null,
       value: wall === null ? null : timeValue(match[0], wall, "quarter", 0, !stated),
-      bareWeekday: false
+      moves: null
     })
   }
 
@@ -1708,7 +1718,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
       ? "month"
       : "year"
     const counted = anchor === null ? null : calendarShift(words, precision, anchor)
-    const wall = counted ?? {
+    let wall: Wall = counted ?? {
       year: start.get("year")!,
       month: start.get("month")!,
       day: start.get("day")!,
@@ -1716,6 +1726,23 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
       minute: start.get("minute") ?? 0
     }
     const offset = start.isCertain("timezoneOffset") ? (start.get("timezoneOffset") ?? reference.offset) : reference.offset
+    // A month or day without a year: chrono takes the nearest; "last June" is the latest one over by the anchor,
+    // "next June" the first one after it (chrono reads neither word), else the verb's tense may move it a year.
+    const yearless = anchor !== null && counted === null && !casual && start.isCertain("month") &&
+      !start.isCertain("year") && precision !== "year"
+    const said = text.slice(0, result.index)
+    const side = !yearless ? null : /\b(?:last|past)\s+$/i.test(said) ? -1 : /\b(?:next|coming)\s+$/i.test(said) ? 1 : null
+    const inYear = (year: number): Wall | null =>
+      new Date(utc(year, wall.month - 1, wall.day)).getUTCDate() === wall.day ? { ...wall, year } : null
+    if (side !== null) {
+      const over = (at: Wall) => {
+        const period = periodOf(at, precision, offset)
+        return side < 0 ? period.end <= anchor!.instant : period.start > anchor!.instant
+      }
+      for (let moved = inYear(wall.year + side); !over(wall) && moved !== null; moved = inYear(wall.year + side)) {
+        wall = moved
+      }
+    }
     let value = relative && anchor === null ? null : timeValue(words, wall, precision, offset, relative)
     if (value !== null && result.end !== undefined && result.end !== null) {
       const endWall = {
@@ -1729,7 +1756,18 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
       if (endPeriod.end.getTime() > Date.parse(value.start)) value = { ...value, end: endPeriod.end.toISOString() }
     }
     const bareWeekday = start.isCertain("weekday") && !start.isCertain("day") && !/\b(?:next|last|this|coming|past)\b/i.test(words)
-    add({ ...at(result.index, words.length, words), sequence: null, value, bareWeekday })
+    const yearAway = (year: number) => {
+      const moved = inYear(year)
+      return moved === null ? null : timeValue(words, moved, precision, offset, relative)
+    }
+    const moves = value === null
+      ? null
+      : bareWeekday
+      ? { back: shifted(value, -7), forward: shifted(value, 7), byYear: false }
+      : yearless && side === null && (result.end === undefined || result.end === null)
+      ? { back: yearAway(wall.year - 1), forward: yearAway(wall.year + 1), byYear: true }
+      : null
+    add({ ...at(result.index, words.length, words), sequence: null, value, moves })
   }
 
   for (
@@ -1738,7 +1776,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
   ) {
     const index = match.index + match[0].length - match[1]!.length
     const wall = { year: Number(match[1]), month: 1, day: 1, hour: 0, minute: 0 }
-    add({ ...at(index, match[1]!.length, match[0]), sequence: null, value: timeValue(match[0], wall, "year", 0, false), bareWeekday: false })
+    add({ ...at(index, match[1]!.length, match[0]), sequence: null, value: timeValue(match[0], wall, "year", 0, false), moves: null })
   }
   return found.sort((a, b) => a.start - b.start)
 }
@@ -2104,13 +2142,13 @@ const eventsOf = (
       let time: TimeValue | null = null
       if (timeMention !== null) {
         time = timeMention.sequence !== null ? resolveSequence(timeMention, previousTime) : timeMention.value
-        if (time !== null && timeMention.bareWeekday && anchor !== null) {
+        if (time !== null && timeMention.moves !== null && anchor !== null) {
           const anchorDay = utc(
             ...((w) => [w.year, w.month - 1, w.day] as const)(wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000)))
           )
-          const start = Date.parse(time.start)
-          if (verb.tense === "past" && start > anchorDay) time = shifted(time, -7)
-          else if (verb.tense === "future" && start < anchorDay) time = shifted(time, 7)
+          const past = timeMention.moves.byYear ? verb.over : verb.tense === "past"
+          if (past && Date.parse(time.start) > anchorDay) time = timeMention.moves.back ?? time
+          else if (verb.tense === "future" && Date.parse(time.end) <= anchorDay) time = timeMention.moves.forward ?? time
         }
       } else if (sentence.spokenAt !== null && anchor !== null) {
         time = timeValue("", wallOf(anchor.instant), "minute", 0, false)
