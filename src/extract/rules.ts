@@ -1573,10 +1573,14 @@ interface TimeMention {
   readonly value: TimeValue | null
   /**
    * Where the verb's tense may move the value when chrono picked the wrong side of the anchor: a bare weekday ("on
-   * Friday") by a week, a month or day without a year ("in June", "on June 3") by a year (back only for a past
-   * that is over, `Verb.over`). Null: it stays.
+   * Friday") by a week, a month or day without a year ("in June", "on June 3": `saysWhen`) by a year (back only
+   * for a past that is over, `Verb.over`). Null: it stays.
    */
-  readonly moves: { readonly back: TimeValue | null; readonly forward: TimeValue | null; readonly byYear: boolean } | null
+  readonly moves: {
+    readonly back: TimeValue | null
+    readonly forward: TimeValue | null
+    readonly byYear: boolean
+  } | null
 }
 
 const unitPattern = "(day|week|month|year|decade)s?"
@@ -1603,6 +1607,13 @@ const sequencePatterns: ReadonlyArray<{ readonly pattern: RegExp; readonly read:
     read: (match) => ({ amount: 0, unit: match[1]!.toLowerCase() as Unit })
   }
 ]
+
+/**
+ * A date that says when something happened ("in June", "on June 3"), not when an arrangement starts, ends or is
+ * for ("effective October 1", "until June", "the flights for June"): only such a one may move with a verb's tense.
+ */
+const saysWhen = (before: string, words: string) =>
+  /\b(?:in|on|during|around)\s+$/i.test(before) || /^(?:in|on|during)\s/i.test(words)
 
 /** Words that put a sentence in the future, for dates given without a year. */
 const futureTense = /\b(?:will|shall|won['’]t|going to|gonna|planning to|plan to|about to|hope to|can['’]t wait|looking forward|upcoming)\b|\w['’]ll\b/i
@@ -1672,7 +1683,8 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
   for (let match, pattern = /\b(?:the\s+)?((?:1[5-9]|20)\d0)['’]?s\b|'(\d)0s\b/gi; (match = pattern.exec(text)) !== null;) {
     const year = match[1] !== undefined ? Number(match[1]) : (Number(match[2]) >= 3 ? 1900 : 2000) + Number(match[2]) * 10
     const wall = { year, month: 1, day: 1, hour: 0, minute: 0 }
-    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value: timeValue(match[0], wall, "decade", 0, false), moves: null })
+    const value = timeValue(match[0], wall, "decade", 0, false)
+    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value, moves: null })
   }
 
   for (
@@ -1731,7 +1743,13 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     const yearless = anchor !== null && counted === null && !casual && start.isCertain("month") &&
       !start.isCertain("year") && precision !== "year"
     const said = text.slice(0, result.index)
-    const side = !yearless ? null : /\b(?:last|past)\s+$/i.test(said) ? -1 : /\b(?:next|coming)\s+$/i.test(said) ? 1 : null
+    const side = !yearless
+      ? null
+      : /\b(?:last|past)\s+$/i.test(said)
+      ? -1
+      : /\b(?:next|coming)\s+$/i.test(said)
+      ? 1
+      : null
     const inYear = (year: number): Wall | null =>
       new Date(utc(year, wall.month - 1, wall.day)).getUTCDate() === wall.day ? { ...wall, year } : null
     if (side !== null) {
@@ -1764,7 +1782,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
       ? null
       : bareWeekday
       ? { back: shifted(value, -7), forward: shifted(value, 7), byYear: false }
-      : yearless && side === null && (result.end === undefined || result.end === null)
+      : yearless && side === null && (result.end === undefined || result.end === null) && saysWhen(said, words)
       ? { back: yearAway(wall.year - 1), forward: yearAway(wall.year + 1), byYear: true }
       : null
     add({ ...at(result.index, words.length, words), sequence: null, value, moves })
@@ -1776,7 +1794,8 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
   ) {
     const index = match.index + match[0].length - match[1]!.length
     const wall = { year: Number(match[1]), month: 1, day: 1, hour: 0, minute: 0 }
-    add({ ...at(index, match[1]!.length, match[0]), sequence: null, value: timeValue(match[0], wall, "year", 0, false), moves: null })
+    const value = timeValue(match[0], wall, "year", 0, false)
+    add({ ...at(index, match[1]!.length, match[0]), sequence: null, value, moves: null })
   }
   return found.sort((a, b) => a.start - b.start)
 }
@@ -2148,7 +2167,9 @@ const eventsOf = (
           )
           const past = timeMention.moves.byYear ? verb.over : verb.tense === "past"
           if (past && Date.parse(time.start) > anchorDay) time = timeMention.moves.back ?? time
-          else if (verb.tense === "future" && Date.parse(time.end) <= anchorDay) time = timeMention.moves.forward ?? time
+          else if (verb.tense === "future" && Date.parse(time.end) <= anchorDay) {
+            time = timeMention.moves.forward ?? time
+          }
         }
       } else if (sentence.spokenAt !== null && anchor !== null) {
         time = timeValue("", wallOf(anchor.instant), "minute", 0, false)

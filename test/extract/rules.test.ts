@@ -320,14 +320,19 @@ describe("extractRules: times", () => {
     expect(eventOf(extraction, "visit").time).toMatchObject({ start: "2024-03-18T00:00:00.000Z", precision: "day" })
   })
 
-  it("moves a month or day without a year to the side the verb's tense points to; 'last June' is over, 'next' ahead", () => {
+  it("moves a month or day without a year to the side a past verb points to; 'last June' is over, 'next' ahead", () => {
     // Said on 20 May 2023: chrono's nearest June is June 2023, still to come.
     const at = "2023-05-20T12:00:00Z"
     const when = (text: string, verb: string) => eventOf(extractRules(chat(["Caroline", at, text])), verb).time
-    expect(when("We moved to Boston in June.", "move")).toMatchObject({ start: "2022-06-01T00:00:00.000Z", precision: "month" })
+    expect(when("We moved to Boston in June.", "move"))
+      .toMatchObject({ start: "2022-06-01T00:00:00.000Z", precision: "month" })
     expect(when("I met Tom on June 3.", "meet")).toMatchObject({ start: "2022-06-03T00:00:00.000Z", precision: "day" })
     expect(when("Last June we moved to Boston.", "move")).toMatchObject({ start: "2022-06-01T00:00:00.000Z" })
     expect(when("I visited Tom in May.", "visit")).toMatchObject({ start: "2023-05-01T00:00:00.000Z" })
+    // A date an arrangement takes effect, or one a present perfect looks ahead to, stays.
+    expect(when("Felix Braun resigned from the board effective June 1.", "resign"))
+      .toMatchObject({ start: "2023-06-01T00:00:00.000Z" })
+    expect(when("I've booked a table at Nando's on June 3.", "book")).toMatchObject({ start: "2023-06-03T00:00:00.000Z" })
     expect(when("I visit Tom in June.", "visit")).toMatchObject({ start: "2023-06-01T00:00:00.000Z" })
     // chrono's nearest February is February 2023, over.
     expect(when("Next February I meet Tom.", "meet")).toMatchObject({ start: "2024-02-01T00:00:00.000Z" })
