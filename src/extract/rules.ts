@@ -1703,6 +1703,21 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     })
   }
 
+  // "the 22nd of this month", "the 3rd of next month": a day chrono reads as the month alone.
+  for (
+    let match, pattern = /\b(?:the\s+)?([1-9]|[12]\d|3[01])(?:st|nd|rd|th)\s+of\s+(this|next|last)\s+month\b/gi;
+    (match = pattern.exec(text)) !== null;
+  ) {
+    const date = Number(match[1])
+    const months = { this: 0, next: 1, last: -1 }[match[2]!.toLowerCase() as "this" | "next" | "last"]
+    const local = anchor === null ? null : wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
+    const named = local === null ? null : new Date(utc(local.year, local.month - 1 + months, date))
+    // The 31st of a month of 30 days is no day: chrono's month stands.
+    if (named !== null && named.getUTCDate() !== date) continue
+    const value = named === null ? null : timeValue(match[0], wallOf(named), "day", 0, true)
+    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value, moves: null })
+  }
+
   const reference = anchor ?? { instant: new Date(utc(2000, 0, 1)), offset: 0 }
   // A sentence about what is to come ("we're flying to Lisbon in October", said in March) means the next October.
   const forwardDate = anchor !== null && futureTense.test(text)

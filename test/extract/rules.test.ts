@@ -320,6 +320,17 @@ describe("extractRules: times", () => {
     expect(eventOf(extraction, "visit").time).toMatchObject({ start: "2024-03-18T00:00:00.000Z", precision: "day" })
   })
 
+  it("reads 'the 22nd of this month' as that day of the message's month, next or last month's likewise", () => {
+    const at = "2022-03-01T19:41:00Z"
+    const when = (text: string, verb: string) => eventOf(extractRules(chat(["Harold Jensen", at, text])), verb).time
+    expect(when("I have my cataract surgery on the 22nd of this month at St. Luke's.", "have"))
+      .toMatchObject({ start: "2022-03-22T00:00:00.000Z", precision: "day" })
+    expect(when("I fly to Rome on the 3rd of next month.", "fly")).toMatchObject({ start: "2022-04-03T00:00:00.000Z" })
+    // February had no 30th: the month stands.
+    expect(when("We met Tom on the 30th of last month.", "meet"))
+      .toMatchObject({ start: "2022-02-01T00:00:00.000Z", precision: "month" })
+  })
+
   it("moves a month or day without a year to the side a past verb points to; 'last June' is over, 'next' ahead", () => {
     // Said on 20 May 2023: chrono's nearest June is June 2023, still to come.
     const at = "2023-05-20T12:00:00Z"
