@@ -173,10 +173,11 @@ const restating = (sentence: Sentence, lines: ReadonlyArray<Sentence>) => {
 /**
  * A "when" question is answered with one cited line that opens with a date: the dated event line restating the best
  * sentence, else a dated event line covering the question nearly as well, else the dated event of the reply to it,
- * else the sentence after the time its words name counted from when its message was sent, else after that day.
+ * else that of the sentence before when the best one leans on it for the question's words, else the sentence after
+ * the time its words name counted from when its message was sent, else after that day.
  */
 const datedAnswer = (
-  best: { readonly sentence: Sentence; readonly coverage: number },
+  best: { readonly sentence: Sentence; readonly coverage: number; readonly leaned: ReadonlyArray<string> },
   ranked: ReadonlyArray<{ readonly sentence: Sentence; readonly coverage: number }>,
   sentences: ReadonlyArray<Sentence>,
   readDates: DateReader | undefined
@@ -195,6 +196,15 @@ const datedAnswer = (
     const line = restating(reply, lines)
     if (line !== undefined) return cite(line)
   }
+  // A sentence leaning on the one before for the question's words ("It's called Ribka" after "Cousin Ivan's
+  // restaurant opened on Friday!", asked "When did Ribka open?"): that one's event.
+  const before = sentences.find((sentence) =>
+    !sentence.event && sentence.n === best.sentence.n && sentence.position === best.sentence.position - 1
+  )
+  const leanedOn = before === undefined || !best.leaned.some((word) => before.words.has(word))
+    ? undefined
+    : restating(before, lines)
+  if (leanedOn !== undefined) return cite(leanedOn)
   if (best.sentence.sent === null) return cite(best.sentence)
   const said = readDates === undefined ? null : timeSaid(best.sentence, readDates)
   return `${said ?? dayOfSent(best.sentence.sent)}: ${cite(best.sentence)}`

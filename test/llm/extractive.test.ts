@@ -260,6 +260,35 @@ describe("extractive language model", () => {
       assert.strictEqual(seen.text, "21 July 2023 — Aisha: me! went friday with my sister, opening night [1]")
     }))
 
+
+  it.effect("a when question whose best sentence leans on the one before is answered by that one's dated event", () =>
+    Effect.gen(function*() {
+      const text = "Nikolai: Cousin Ivan's restaurant opened on Friday! It's called Ribka\n\n" +
+        "Elena: Oh nice, the pool near us opened again too, finally."
+      const chat = fitPassages([{
+        chunkId: "c-ribka",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "news",
+        text,
+        messages: [
+          { speaker: "Nikolai", spokenAt: "2021-11-01T20:15:00.000Z", start: 0, end: text.indexOf("\n") },
+          { speaker: "Elena", spokenAt: "2021-11-01T20:17:00.000Z", start: text.indexOf("Elena"), end: text.length }
+        ],
+        events: [{
+          statement: "Cousin Ivan's restaurant opened on Friday!",
+          actor: "Ivan",
+          start: "2021-10-29T00:00:00.000Z",
+          end: "2021-10-30T00:00:00.000Z",
+          precision: "day"
+        }]
+      }], 3000)
+      const opened = yield* answer(promptFor("When did Ribka open?", chat))
+      assert.strictEqual(opened.text, "29 October 2021 — Nikolai: Cousin Ivan's restaurant opened on Friday [1]!")
+      // Without the question's word in the sentence before, the best sentence is answered by its own day.
+      const named = yield* answer(promptFor("When was Ribka named?", chat))
+      assert.strictEqual(named.text, "1 November 2021: It's called Ribka [1]")
+    }))
   it.effect("says plainly, without markers, when the sources do not answer", () =>
     Effect.gen(function*() {
       for (const question of ["What is the boiling point of mercury?", "What is the population of Paris?", "Why?"]) {
