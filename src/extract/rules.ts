@@ -2075,6 +2075,14 @@ const eventsOf = (
     let previousActors: Array<{ entity: number; via: Reference["via"] }> = []
     let previousClauseTime: TimeMention | null = null
     const sentenceWide = clauses.length > 0 ? times.filter((time) => time.end <= clauses[0]!.verb.start) : []
+    // A chat line's clauses with times of their own that differ ("sorry I'm slow today, got my second dose
+    // yesterday") are told apart: each event's statement is its own clause. (In long written sentences the clause
+    // bounds are less sure: "approved between January 1, 2001, and December 31, 2010" would be cut in two.)
+    const ownTimes = new Set(clauses.flatMap((clause, i) =>
+      times.filter((time) => time.start >= clause.start && time.start < (clauses[i + 1]?.start ?? sentence.end))
+        .slice(0, 1)
+    ))
+    const apart = sentence.speaker !== null && ownTimes.size > 1
     clauses.forEach((clause, i) => {
       const end = clauses[i + 1]?.start ?? sentence.end
       const { verb } = clause
@@ -2201,7 +2209,9 @@ const eventsOf = (
           : undefined)
       const hasObjectOrPlace = [...roles.values()].some((role) => role === "object" || role === "place")
       events.push({
-        statement: trimStatement(i === 0 || clause.coordinated ? sentence.text : source.slice(clause.start, sentence.end)),
+        statement: apart
+          ? trimStatement(source.slice(clause.start, end).replace(/[\s,;:]*(?:\b(?:and|but|or|then))?[\s,;:]*$/i, ""))
+          : trimStatement(i === 0 || clause.coordinated ? sentence.text : source.slice(clause.start, sentence.end)),
         kind: verb.lemma,
         chunkOrdinals: [chunk.ordinal],
         participants,

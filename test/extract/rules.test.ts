@@ -320,6 +320,23 @@ describe("extractRules: times", () => {
     expect(eventOf(extraction, "visit").time).toMatchObject({ start: "2024-03-18T00:00:00.000Z", precision: "day" })
   })
 
+  it("tells apart clauses with times of their own: each event's statement is its clause", () => {
+    const said = extractRules(chat([
+      "Kenji Watanabe",
+      "2021-06-16T10:15:00Z",
+      "morning. sorry I'm slow today, got my second vaccine dose yesterday and my arm is killing me"
+    ]))
+    expect(eventOf(said, "get")).toMatchObject({
+      statement: "Got my second vaccine dose yesterday",
+      time: { start: "2021-06-15T00:00:00.000Z" }
+    })
+    expect(eventOf(said, "be")).toMatchObject({ statement: "Sorry I'm slow today", time: { start: "2021-06-16T00:00:00.000Z" } })
+    // One time for the whole sentence: each event keeps the sentence.
+    const whole = "I met Daan at the station and cycled to Texel yesterday."
+    const once = extractRules(chat(["Kenji Watanabe", "2021-06-16T10:15:00Z", whole]))
+    expect(once.events.map((event) => [event.kind, event.statement])).toEqual([["meet", whole], ["cycle", whole]])
+  })
+
   it("reads 'the 22nd of this month' as that day of the message's month, next or last month's likewise", () => {
     const at = "2022-03-01T19:41:00Z"
     const when = (text: string, verb: string) => eventOf(extractRules(chat(["Harold Jensen", at, text])), verb).time
