@@ -1815,6 +1815,26 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
   return found.sort((a, b) => a.start - b.start)
 }
 
+/**
+ * The time a chat line's next sentence opens with when that sentence has no verb ("I PASSED MY DRIVING TEST!!!
+ * Thursday morning, only two minors"): the time of the line's clauses that say none. Only the sentence right after
+ * in the same message: "We booked the venue! Gut Lindenhof, a farm near Berlin. 4th of September" dates no booking.
+ */
+const trailingTimeOf = (
+  sentence: Sentence,
+  next: Sentence | undefined,
+  source: string,
+  anchor: Anchor | null
+): TimeMention | null => {
+  if (
+    sentence.speaker === null || next === undefined || next.chunk !== sentence.chunk ||
+    next.speaker !== sentence.speaker || next.spokenAt !== sentence.spokenAt ||
+    next.terms.some((term) => term.tags.has("Verb"))
+  ) return null
+  const [first] = timeMentionsOf(next, source, anchor)
+  return first !== undefined && first.start === next.terms[0]!.start ? first : null
+}
+
 const shifted = (value: TimeValue, days: number): TimeValue => ({
   ...value,
   start: new Date(Date.parse(value.start) + days * day).toISOString(),
@@ -1981,6 +2001,11 @@ const eventsOf = (
     const speaker = speakerEntity(sentence.speaker)
     const anchor = anchorOf(sentence.spokenAt ?? input.documentDate)
     const times = timeMentionsOf(sentence, source, anchor)
+    let trailing: TimeMention | null | undefined
+    const trailingTime = () => {
+      if (trailing === undefined) trailing = trailingTimeOf(sentence, sentences[sentence.index + 1], source, anchor)
+      return trailing
+    }
     const references: Array<Reference> = mentions
       .filter((mention) => mention.sentence === sentence.index && mention.entity >= 0)
       .map((mention) => ({
@@ -2179,7 +2204,8 @@ const eventsOf = (
       const fromNext = next !== undefined && next.coordinated
         ? times.find((time) => time.start >= next.start && time.start < (clauses[i + 2]?.start ?? sentence.end))
         : undefined
-      const timeMention = inSpan[0] ?? (clause.coordinated ? previousClauseTime : null) ?? fromNext ?? sentenceWide[0] ?? null
+      const timeMention = inSpan[0] ?? (clause.coordinated ? previousClauseTime : null) ?? fromNext ?? sentenceWide[0] ??
+        trailingTime()
       previousClauseTime = timeMention
       let time: TimeValue | null = null
       if (timeMention !== null) {

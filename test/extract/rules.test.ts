@@ -337,6 +337,20 @@ describe("extractRules: times", () => {
     expect(once.events.map((event) => [event.kind, event.statement])).toEqual([["meet", whole], ["cycle", whole]])
   })
 
+  it("a chat line without a time takes the one its next sentence opens with when that sentence has no verb", () => {
+    // Sent on Sunday 25 June 2023.
+    const at = "2023-06-25T17:40:00Z"
+    const passed = extractRules(chat(["Adaeze Okafor", at, "I PASSED MY DRIVING TEST!!! Thursday morning, only two minors"]))
+    expect(eventOf(passed, "pass").time).toMatchObject({ start: "2023-06-22T00:00:00.000Z", text: "Thursday morning" })
+    // Not from further on: the 4th of September is the wedding's, not the booking's.
+    const booked = extractRules(chat([
+      "Elena Petrova",
+      "2021-04-16T20:00:00Z",
+      "We booked the wedding venue! Gut Lindenhof, a farm outside Berlin. 4th of September"
+    ]))
+    expect(eventOf(booked, "book").time).toMatchObject({ start: "2021-04-16T20:00:00.000Z", text: "" })
+  })
+
   it("reads 'the 22nd of this month' as that day of the message's month, next or last month's likewise", () => {
     const at = "2022-03-01T19:41:00Z"
     const when = (text: string, verb: string) => eventOf(extractRules(chat(["Harold Jensen", at, text])), verb).time
