@@ -39,16 +39,34 @@ const dropDoubledEnd = (word: string) => /([b-df-hj-np-tv-z])\1$/.test(word) && 
   ? word.slice(0, -1)
   : word
 
-/** Light English stemming: plural, -ing, -ed and a final e, so "completed", "completes" and "complete" meet. */
+/** Common irregular past forms by their verb ("saw" is "see"): a question asks "When did Tom see Aftersun?". */
+const irregular = new Map(
+  ("began:begin begun:begin broke:break broken:break brought:bring built:build bought:buy caught:catch chose:choose " +
+    "chosen:choose came:come drew:draw drawn:draw drank:drink drunk:drink drove:drive driven:drive ate:eat " +
+    "eaten:eat fell:fall fallen:fall felt:feel fought:fight found:find flew:fly flown:fly forgot:forget " +
+    "forgotten:forget gave:give given:give went:go gone:go grew:grow grown:grow heard:hear held:hold kept:keep " +
+    "knew:know known:know left:leave lost:lose made:make met:meet paid:pay rode:ride ridden:ride rang:ring rung:ring " +
+    "ran:run said:say saw:see seen:see sold:sell sent:send shot:shoot sang:sing sung:sing sat:sit slept:sleep " +
+    "spoke:speak spoken:speak spent:spend stood:stand stole:steal stolen:steal swam:swim swum:swim took:take " +
+    "taken:take taught:teach told:tell thought:think threw:throw thrown:throw woke:wake woken:wake wore:wear " +
+    "worn:wear won:win wrote:write written:write")
+    .split(" ").map((pair) => pair.split(":") as [string, string])
+)
+
+/**
+ * Light English stemming: an irregular past form's verb, then plural, -ing, -ed and a final e, so "completed",
+ * "completes" and "complete" meet, and "moved", "moving" and "move".
+ */
 const stem = (word: string): string => {
   let w = word.replace(/['’]s$/, "")
+  w = irregular.get(w) ?? w
   if (w.length > 4 && w.endsWith("ies")) w = w.slice(0, -3) + "y"
   else if (w.endsWith("sses")) w = w.slice(0, -2)
   else if (w.length > 3 && w.endsWith("s") && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1)
   if (w.length > 5 && w.endsWith("ing")) w = dropDoubledEnd(w.slice(0, -3))
   else if (w.length > 4 && w.endsWith("ied")) w = w.slice(0, -3) + "y"
   else if (w.length > 4 && w.endsWith("ed")) w = dropDoubledEnd(w.slice(0, -2))
-  if (w.length > 4 && w.endsWith("e")) w = w.slice(0, -1)
+  if (w.length > 3 && w.endsWith("e")) w = w.slice(0, -1)
   return w
 }
 
@@ -118,9 +136,10 @@ const sentencesOf = (source: { readonly n: number; readonly title: string; reado
   return sentences
 }
 
-/** A question about a time: "When did…", "What date…", "Which year…", "How long ago…". */
-const asksWhen = (question: string) =>
-  /^\s*(?:when\b|(?:on|in|at|by)?\s*(?:what|which)\s+(?:date|day|year|month|week|time)\b|how long ago\b)/i.test(question)
+/** The words of a question about a time: "When did…", "What date…", "On which day…", "How long ago…". */
+const whenWords = /^\s*(?:when\b|(?:on|in|at|by)?\s*(?:what|which)\s+(?:date|day|year|month|week|time)\b|how long ago\b)/i
+
+const asksWhen = (question: string) => whenWords.test(question)
 
 /**
  * The time a sentence's own words name, counted from when its message was sent, at the precision they give:
@@ -229,7 +248,8 @@ export const extractAnswer = (
   readDates?: DateReader
 ): string => {
   const sentences = sources.flatMap(sentencesOf)
-  const asked = [...contentWords(question)]
+  // "On what date did Tom run the Bath Half?" asks for a date; "date" is no word the answer has.
+  const asked = [...contentWords(question.replace(whenWords, ""))]
   if (sentences.length === 0 || asked.length === 0) return noAnswer
   const weight = new Map(asked.map((word) => {
     const frequency = sentences.filter((sentence) => sentence.words.has(word)).length

@@ -261,6 +261,55 @@ describe("extractive language model", () => {
     }))
 
 
+  it.effect("a question's words meet their irregular and -ed forms, and 'what date' is no word to find", () =>
+    Effect.gen(function*() {
+      const lines = [
+        ["Thomas", "2022-12-17T11:06:00.000Z", "We saw Aftersun at the Watershed last night, I was a wreck by the end"],
+        ["Priya", "2022-12-17T11:07:00.000Z", "That's brilliant for a first half Tom"],
+        ["Thomas", "2022-12-17T11:08:00.000Z", "Signed up for the Bath Half."],
+        ["Thomas", "2022-12-17T11:09:00.000Z", "The Bath Half is on the 12th of March so just over two weeks"],
+        ["Thomas", "2022-12-17T11:10:00.000Z", "Haha we'll see what Jess's allergies say"],
+        ["Priya", "2022-12-17T11:11:00.000Z", "Chaotic week. Moved in on Saturday and I still can't find my kettle"]
+      ] as const
+      let text = ""
+      const messages = lines.map(([speaker, spokenAt, said]) => {
+        const start = text.length
+        text += `${speaker}: ${said}\n\n`
+        return { speaker, spokenAt, start, end: text.length - 2 }
+      })
+      const event = (statement: string, day: string) => ({
+        statement,
+        actor: "Thomas",
+        start: `${day}T00:00:00.000Z`,
+        end: new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString(),
+        precision: "day" as const
+      })
+      const chat = fitPassages([{
+        chunkId: "c-chat",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "chat",
+        text,
+        messages,
+        events: [
+          event("We saw Aftersun at the Watershed last night, I was a wreck by the end", "2022-12-16"),
+          event("The Bath Half is on the 12th of March so just over two weeks", "2023-03-12")
+        ]
+      }], 3000)
+      const film = yield* answer(promptFor("When did Tom and Jess see Aftersun?", chat))
+      assert.strictEqual(
+        film.text,
+        "16 December 2022 — Thomas: We saw Aftersun at the Watershed last night, I was a wreck by the end [1]"
+      )
+      const moved = yield* answer(promptFor("When did Priya move in?", chat))
+      assert.strictEqual(moved.text, "17 December 2022: Moved in on Saturday and I still can't find my kettle [1]")
+      const race = yield* answer(promptFor("On what date did Tom run the Bath Half?", chat))
+      assert.strictEqual(
+        race.text,
+        "12 March 2023 — Thomas: The Bath Half is on the 12th of March so just over two weeks [1]"
+      )
+    }))
+
   it.effect("a when question whose best sentence leans on the one before is answered by that one's dated event", () =>
     Effect.gen(function*() {
       const text = "Nikolai: Cousin Ivan's restaurant opened on Friday! It's called Ribka\n\n" +
