@@ -54,11 +54,13 @@ const irregular = new Map(
 )
 
 /**
- * Light English stemming: an irregular past form's verb, then plural, -ing, -ed and a final e, so "completed",
- * "completes" and "complete" meet, and "moved", "moving" and "move".
+ * Light English stemming: an ordinal's number, an irregular past form's verb, then plural, -ing, -ed and a final
+ * e, so "completed", "completes" and "complete" meet, and "moved", "moving" and "move".
  */
 const stem = (word: string): string => {
   let w = word.replace(/['’]s$/, "")
+  // "90th" is 90: "Baba Vera's 90th birthday" is when "Baba Vera turns 90".
+  if (/^\d+(?:st|nd|rd|th)$/.test(w)) return w.slice(0, -2)
   w = irregular.get(w) ?? w
   if (w.length > 4 && w.endsWith("ies")) w = w.slice(0, -3) + "y"
   else if (w.endsWith("sses")) w = w.slice(0, -2)

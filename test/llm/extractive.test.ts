@@ -261,7 +261,7 @@ describe("extractive language model", () => {
     }))
 
 
-  it.effect("a question's words meet their irregular and -ed forms, and 'what date' is no word to find", () =>
+  it.effect("a question's words meet their irregular, -ed and ordinal forms, and 'what date' is no word to find", () =>
     Effect.gen(function*() {
       const lines = [
         ["Thomas", "2022-12-17T11:06:00.000Z", "We saw Aftersun at the Watershed last night, I was a wreck by the end"],
@@ -308,6 +308,29 @@ describe("extractive language model", () => {
         race.text,
         "12 March 2023 — Thomas: The Bath Half is on the 12th of March so just over two weeks [1]"
       )
+      // An ordinal is its number: "90th" meets "90".
+      const said = [
+        ["Elena", "2021-12-08T19:00:00.000Z", "How was Baba's 90th?"],
+        ["Nikolai", "2021-12-08T19:05:00.000Z", "It was lovely, she danced all night."],
+        ["Elena", "2021-12-08T19:06:00.000Z", "So happy for Vera, tell her I said so."],
+        ["Nikolai", "2021-12-09T09:00:00.000Z", "Reminder: Baba Vera turned 90 this Sunday."]
+      ] as const
+      let family = ""
+      const familyMessages = said.map(([speaker, spokenAt, words]) => {
+        const start = family.length
+        family += `${speaker}: ${words}\n\n`
+        return { speaker, spokenAt, start, end: family.length - 2 }
+      })
+      const birthday = yield* answer(promptFor("When was Baba Vera's 90th birthday?", fitPassages([{
+        chunkId: "c-baba",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "family",
+        text: family,
+        messages: familyMessages,
+        events: [{ ...event("Reminder: Baba Vera turned 90 this Sunday.", "2021-12-05"), actor: "Baba Vera" }]
+      }], 3000)))
+      assert.strictEqual(birthday.text, "5 December 2021 — Nikolai: Reminder: Baba Vera turned 90 this Sunday [1].")
     }))
 
   it.effect("a when question whose best sentence leans on the one before is answered by that one's dated event", () =>
