@@ -1653,6 +1653,28 @@ const calendarShift = (words: string, precision: Precision, anchor: Anchor): Wal
   return { ...wallOf(moved), hour: 0, minute: 0 }
 }
 
+/** The wall time in `year`; null when that year lacks its day (29 February). */
+const wallInYear = (wall: Wall, year: number): Wall | null =>
+  new Date(utc(year, wall.month - 1, wall.day)).getUTCDate() === wall.day ? { ...wall, year } : null
+
+/**
+ * A month or day without a year moved a year at a time to the side of the anchor asked for: -1 the latest one over
+ * by the anchor ("last June"), 1 the first one after it ("next June").
+ */
+const toSide = (wall: Wall, side: -1 | 1, precision: Precision, offset: number, anchor: Anchor): Wall => {
+  const over = (at: Wall) => {
+    const period = periodOf(at, precision, offset)
+    return side < 0 ? period.end <= anchor.instant : period.start > anchor.instant
+  }
+  let at = wall
+  while (!over(at)) {
+    const moved = wallInYear(at, at.year + side)
+    if (moved === null) break
+    at = moved
+  }
+  return at
+}
+
 /** Every time expression in the sentence, resolved against the anchor when it needs one. */
 const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | null): Array<TimeMention> => {
   const text = source.slice(sentence.start, sentence.end)
@@ -1718,6 +1740,19 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     add({ ...at(match.index, match[0].length, match[0]), sequence: null, value, moves: null })
   }
 
+  // "last May", "next May": chrono reads "May" as a month only after "in" (it is also a verb).
+  for (
+    let match, pattern = /\b([Ll]ast|[Pp]ast|[Nn]ext|[Cc]oming|[Tt]his)\s+May\b/g;
+    (match = pattern.exec(text)) !== null;
+  ) {
+    const side = /^[lp]/i.test(match[1]!) ? -1 : /^[nc]/i.test(match[1]!) ? 1 : null
+    const local = anchor === null ? null : wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
+    const may = local === null ? null : { year: local.year, month: 5, day: 1, hour: 0, minute: 0 }
+    const wall = may === null || side === null ? may : toSide(may, side, "month", 0, anchor!)
+    const value = wall === null ? null : timeValue(match[0], wall, "month", 0, true)
+    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value, moves: null })
+  }
+
   const reference = anchor ?? { instant: new Date(utc(2000, 0, 1)), offset: 0 }
   // A sentence about what is to come ("we're flying to Lisbon in October", said in March) means the next October.
   const forwardDate = anchor !== null && futureTense.test(text)
@@ -1765,17 +1800,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
       : /\b(?:next|coming)\s+$/i.test(said)
       ? 1
       : null
-    const inYear = (year: number): Wall | null =>
-      new Date(utc(year, wall.month - 1, wall.day)).getUTCDate() === wall.day ? { ...wall, year } : null
-    if (side !== null) {
-      const over = (at: Wall) => {
-        const period = periodOf(at, precision, offset)
-        return side < 0 ? period.end <= anchor!.instant : period.start > anchor!.instant
-      }
-      for (let moved = inYear(wall.year + side); !over(wall) && moved !== null; moved = inYear(wall.year + side)) {
-        wall = moved
-      }
-    }
+    if (side !== null) wall = toSide(wall, side, precision, offset, anchor!)
     let value = relative && anchor === null ? null : timeValue(words, wall, precision, offset, relative)
     if (value !== null && result.end !== undefined && result.end !== null) {
       const endWall = {
@@ -1790,7 +1815,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     }
     const bareWeekday = start.isCertain("weekday") && !start.isCertain("day") && !/\b(?:next|last|this|coming|past)\b/i.test(words)
     const yearAway = (year: number) => {
-      const moved = inYear(year)
+      const moved = wallInYear(wall, year)
       return moved === null ? null : timeValue(words, moved, precision, offset, relative)
     }
     const moves = value === null

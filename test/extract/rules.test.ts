@@ -378,6 +378,11 @@ describe("extractRules: times", () => {
     expect(when("I visit Tom in June.", "visit")).toMatchObject({ start: "2023-06-01T00:00:00.000Z" })
     // chrono's nearest February is February 2023, over.
     expect(when("Next February I meet Tom.", "meet")).toMatchObject({ start: "2024-02-01T00:00:00.000Z" })
+    // chrono reads "May" alone only after "in".
+    expect(when("Last May I visited Tom.", "visit"))
+      .toMatchObject({ start: "2022-05-01T00:00:00.000Z", precision: "month" })
+    expect(when("I will visit Tom next May.", "visit")).toMatchObject({ start: "2024-05-01T00:00:00.000Z" })
+    expect(when("I visited Tom this May.", "visit")).toMatchObject({ start: "2023-05-01T00:00:00.000Z" })
   })
 })
 
