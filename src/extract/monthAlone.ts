@@ -15,3 +15,12 @@ const timeWord = new RegExp(
 export const isMonthAsWord = (found: chrono.ParsedResult, before: string) =>
   found.start.isCertain("month") && !found.start.isCertain("day") && !found.start.isCertain("year") &&
   !found.start.isCertain("weekday") && (found.end ?? null) === null && !timeWord.test(before)
+
+/**
+ * The text as chrono should read it: chrono reads "May" alone only after "in" (it is also a verb), so "last May",
+ * "next May", "this May" reach it as "in   May", of the same length (its offsets hold); the word before the month
+ * is read from the text itself.
+ */
+export const readableMay = (text: string) =>
+  text.replace(/\b([Ll]ast|[Pp]ast|[Nn]ext|[Cc]oming|[Tt]his)(\s+)(?=May\b)/g, (_, word: string, space: string) =>
+    "in".padEnd(word.length) + space)

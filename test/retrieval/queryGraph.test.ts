@@ -58,6 +58,10 @@ describe("queryCues", () => {
     // "last", "next" and "before" fix the year.
     expect(time("What happened last November?")).toEqual(["2025-11-01", "2025-12-01", false])
     expect(time("What is planned for next June?")).toEqual(["2027-06-01", "2027-07-01", false])
+    // chrono reads "May" alone only after "in"; "last May" and "next May" are read all the same.
+    expect(time("Where did Caroline go last May?")).toEqual(["2026-05-01", "2026-06-01", false])
+    expect(time("What is planned for next May?")).toEqual(["2027-05-01", "2027-06-01", false])
+    expect(time("What may happen next?")).toEqual([undefined, undefined, undefined])
     expect(time("What happened before June?")).toEqual([undefined, "2026-06-01", false])
     expect(time("What happened in May 2023?")).toEqual(["2023-05-01", "2023-06-01", false])
   })
