@@ -193,9 +193,9 @@ const restating = (sentence: Sentence, lines: ReadonlyArray<Sentence>) => {
 
 /**
  * A "when" question is answered with one cited line that opens with a date: the dated event line restating the best
- * sentence, else a dated event line covering the question nearly as well, else the dated event of the reply to it,
- * else that of the sentence before when the best one leans on it for the question's words, else the sentence after
- * the time its words name counted from when its message was sent, else after that day.
+ * sentence, else a dated event line covering the question nearly as well, else the sentence after the time its own
+ * words name counted from when its message was sent, else the dated event of the reply to it, else that of the
+ * sentence before when the best one leans on it for the question's words, else the sentence after its day.
  */
 const datedAnswer = (
   best: { readonly sentence: Sentence; readonly coverage: number; readonly leaned: ReadonlyArray<string> },
@@ -207,6 +207,8 @@ const datedAnswer = (
   const restated = restating(best.sentence, ranked.map(({ sentence }) => sentence)) ??
     ranked.find(({ sentence, coverage }) => sentence.event && coverage >= best.coverage * closeEnough)?.sentence
   if (restated !== undefined) return cite(restated)
+  const own = best.sentence.sent === null || readDates === undefined ? null : timeSaid(best.sentence, readDates)
+  if (own !== null) return `${own}: ${cite(best.sentence)}`
   // A question answered by the next message ("who has seen oppenheimer" — "me! went friday"): the reply's event.
   const lines = sentences.filter((sentence) => sentence.event && sentence.n === best.sentence.n)
   const replies = sentences.filter((sentence) =>
@@ -226,9 +228,7 @@ const datedAnswer = (
     ? undefined
     : restating(before, lines)
   if (leanedOn !== undefined) return cite(leanedOn)
-  if (best.sentence.sent === null) return cite(best.sentence)
-  const said = readDates === undefined ? null : timeSaid(best.sentence, readDates)
-  return `${said ?? dayOfSent(best.sentence.sent)}: ${cite(best.sentence)}`
+  return best.sentence.sent === null ? cite(best.sentence) : `${dayOfSent(best.sentence.sent)}: ${cite(best.sentence)}`
 }
 
 /** "It opened in 1889." cited [2] reads "It opened in 1889 [2]." */

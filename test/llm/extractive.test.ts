@@ -235,7 +235,7 @@ describe("extractive language model", () => {
       )
     }))
 
-  it.effect("a when question whose best sentence is a question is answered by the reply's dated event", () =>
+  it.effect("a when question whose best sentence is a question is answered by its own time, else the reply's event", () =>
     Effect.gen(function*() {
       const text = "Diego: ok who has seen oppenheimer? I want to see it\n\nAisha: me! went friday with my sister, opening night"
       const chat = fitPassages([{
@@ -258,6 +258,30 @@ describe("extractive language model", () => {
       }], 3000)
       const seen = yield* answer(promptFor("When did Aisha see Oppenheimer?", chat))
       assert.strictEqual(seen.text, "21 July 2023 — Aisha: me! went friday with my sister, opening night [1]")
+      // A question that names its own time is answered by that time, not by the reply's event.
+      const asked = "Kenji: hey Lu, is the Ledgerly 3.0 release still on for Friday?\n\nLucía: Code freeze is tomorrow."
+      const release = yield* answer(promptFor("When was the Ledgerly 3.0 release planned for?", fitPassages([{
+        chunkId: "c-release",
+        documentId: "d-chat",
+        sourceId: "s-1",
+        title: "work",
+        text: asked,
+        messages: [
+          { speaker: "Kenji", spokenAt: "2021-05-05T14:20:00.000Z", start: 0, end: asked.indexOf("\n") },
+          { speaker: "Lucía", spokenAt: "2021-05-05T14:22:00.000Z", start: asked.indexOf("Lucía"), end: asked.length }
+        ],
+        events: [{
+          statement: "Code freeze is tomorrow.",
+          actor: "Lucía",
+          start: "2021-05-06T00:00:00.000Z",
+          end: "2021-05-07T00:00:00.000Z",
+          precision: "day"
+        }]
+      }], 3000)))
+      assert.strictEqual(
+        release.text,
+        "7 May 2021: Kenji: hey Lu, is the Ledgerly 3.0 release still on for Friday [1]?"
+      )
     }))
 
 
