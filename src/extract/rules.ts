@@ -1579,7 +1579,8 @@ interface TimeMention {
   readonly moves: {
     readonly back: TimeValue | null
     readonly forward: TimeValue | null
-    readonly byYear: boolean
+    /** Back only for a past that is over (`Verb.over`), not any past tense. */
+    readonly strict: boolean
   } | null
 }
 
@@ -1614,6 +1615,9 @@ const sequencePatterns: ReadonlyArray<{ readonly pattern: RegExp; readonly read:
  */
 const saysWhen = (before: string, words: string) =>
   /\b(?:in|on|during|around)\s+$/i.test(before) || /^(?:in|on|during)\s/i.test(words)
+
+/** A day of the month by its ordinal, "1st" to "31st". */
+const ordinalDay = "([1-9]|[12]\\d|3[01])(?:st|nd|rd|th)"
 
 /** Words that put a sentence in the future, for dates given without a year. */
 const futureTense = /\b(?:will|shall|won['’]t|going to|gonna|planning to|plan to|about to|hope to|can['’]t wait|looking forward|upcoming)\b|\w['’]ll\b/i
@@ -1725,19 +1729,38 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     })
   }
 
-  // "the 22nd of this month", "the 3rd of next month": a day chrono reads as the month alone.
+  // A day by its ordinal, which chrono reads as the month alone ("the 22nd of this month") or not at all ("on the
+  // 17th"): that day of the anchor's month, of the next or last one if said ("the 31st of" a month that has none is
+  // no day); "on the 17th" alone is the next 17th from the anchor's day ("I fly on the 20th"), the last one for a
+  // past that is over ("I bought it on the 17th").
   for (
-    let match, pattern = /\b(?:the\s+)?([1-9]|[12]\d|3[01])(?:st|nd|rd|th)\s+of\s+(this|next|last)\s+month\b/gi;
+    let match, pattern = new RegExp(
+      `\\b(?:the\\s+)?${ordinalDay}\\s+of\\s+(this|next|last)\\s+month\\b|` +
+        `\\bon\\s+the\\s+${ordinalDay}\\b(?!\\s+of\\b)(?!\\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))`,
+      "gi"
+    );
     (match = pattern.exec(text)) !== null;
   ) {
-    const date = Number(match[1])
-    const months = { this: 0, next: 1, last: -1 }[match[2]!.toLowerCase() as "this" | "next" | "last"]
+    const date = Number(match[1] ?? match[3])
     const local = anchor === null ? null : wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
-    const named = local === null ? null : new Date(utc(local.year, local.month - 1 + months, date))
-    // The 31st of a month of 30 days is no day: chrono's month stands.
-    if (named !== null && named.getUTCDate() !== date) continue
-    const value = named === null ? null : timeValue(match[0], wallOf(named), "day", 0, true)
-    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value, moves: null })
+    const dayIn = (months: number) => {
+      const named = local === null ? null : new Date(utc(local.year, local.month - 1 + months, date))
+      return named === null || named.getUTCDate() !== date ? null : timeValue(match![0], wallOf(named), "day", 0, true)
+    }
+    if (match[2] !== undefined) {
+      const value = dayIn({ this: 0, next: 1, last: -1 }[match[2].toLowerCase() as "this" | "next" | "last"])
+      // chrono's month stands for a day the month lacks.
+      if (value !== null || anchor === null) {
+        add({ ...at(match.index, match[0].length, match[0]), sequence: null, value, moves: null })
+      }
+      continue
+    }
+    const today = local === null ? 0 : utc(local.year, local.month - 1, local.day)
+    const next = [0, 1, 2].map(dayIn).find((value) => value !== null && Date.parse(value.start) >= today) ?? null
+    const last = [0, -1, -2].map(dayIn).find((value) => value !== null && Date.parse(value.start) <= today) ?? null
+    if (next === null) continue
+    const moves = { back: last, forward: null, strict: true }
+    add({ ...at(match.index, match[0].length, match[0]), sequence: null, value: next, moves })
   }
 
   const reference = anchor ?? { instant: new Date(utc(2000, 0, 1)), offset: 0 }
@@ -1810,9 +1833,9 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     const moves = value === null
       ? null
       : bareWeekday
-      ? { back: shifted(value, -7), forward: shifted(value, 7), byYear: false }
+      ? { back: shifted(value, -7), forward: shifted(value, 7), strict: false }
       : yearless && side === null && (result.end === undefined || result.end === null) && saysWhen(said, words)
-      ? { back: yearAway(wall.year - 1), forward: yearAway(wall.year + 1), byYear: true }
+      ? { back: yearAway(wall.year - 1), forward: yearAway(wall.year + 1), strict: true }
       : null
     add({ ...at(result.index, words.length, words), sequence: null, value, moves })
   }
@@ -2228,7 +2251,7 @@ const eventsOf = (
           const anchorDay = utc(
             ...((w) => [w.year, w.month - 1, w.day] as const)(wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000)))
           )
-          const past = timeMention.moves.byYear ? verb.over : verb.tense === "past"
+          const past = timeMention.moves.strict ? verb.over : verb.tense === "past"
           if (past && Date.parse(time.start) > anchorDay) time = timeMention.moves.back ?? time
           else if (verb.tense === "future" && Date.parse(time.end) <= anchorDay) {
             time = timeMention.moves.forward ?? time

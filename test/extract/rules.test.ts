@@ -351,7 +351,7 @@ describe("extractRules: times", () => {
     expect(eventOf(booked, "book").time).toMatchObject({ start: "2021-04-16T20:00:00.000Z", text: "" })
   })
 
-  it("reads 'the 22nd of this month' as that day of the message's month, next or last month's likewise", () => {
+  it("reads 'the 22nd of this month' as that day of the message's month; 'on the 17th' the next or last 17th", () => {
     const at = "2022-03-01T19:41:00Z"
     const when = (text: string, verb: string) => eventOf(extractRules(chat(["Harold Jensen", at, text])), verb).time
     expect(when("I have my cataract surgery on the 22nd of this month at St. Luke's.", "have"))
@@ -360,6 +360,16 @@ describe("extractRules: times", () => {
     // February had no 30th: the month stands.
     expect(when("We met Tom on the 30th of last month.", "meet"))
       .toMatchObject({ start: "2022-02-01T00:00:00.000Z", precision: "month" })
+    // "on the 17th" alone: the next 17th from the message's day, the last one for a past that is over.
+    const on = (text: string, verb: string) =>
+      eventOf(extractRules(chat(["Harold Jensen", "2023-08-19T00:52:00Z", text])), verb).time
+    expect(on("I bought a console for my partner on the 17th and it's so much fun.", "buy"))
+      .toMatchObject({ start: "2023-08-17T00:00:00.000Z", precision: "day", text: "on the 17th" })
+    expect(on("I fly to Lagos on the 10th.", "fly")).toMatchObject({ start: "2023-09-10T00:00:00.000Z" })
+    expect(on("I've booked a table at Nando's on the 28th.", "book"))
+      .toMatchObject({ start: "2023-08-28T00:00:00.000Z" })
+    // An ordinal before a noun is no date.
+    expect(on("I fell on the 3rd floor.", "fall")).toMatchObject({ start: "2023-08-19T00:52:00.000Z", text: "" })
   })
 
   it("moves a month or day without a year to the side a past verb points to; 'last June' is over, 'next' ahead", () => {
