@@ -56,6 +56,34 @@ const answer = (prompt: Prompt.Prompt) =>
 
 const citedChunks = (text: string) => citedNumbers(text, passages.length).map((n) => passages[n - 1]!.chunkId)
 
+/** Chat messages ([speaker, sent at, words]) as one passage, with events dated to a day ([statement, actor, day]). */
+const chatOf = (
+  lines: ReadonlyArray<readonly [string, string, string]>,
+  events: ReadonlyArray<readonly [string, string, string]> = []
+) => {
+  let text = ""
+  const messages = lines.map(([speaker, spokenAt, said]) => {
+    const start = text.length
+    text += `${speaker}: ${said}\n\n`
+    return { speaker, spokenAt, start, end: text.length - 2 }
+  })
+  return fitPassages([{
+    chunkId: "c-chat",
+    documentId: "d-chat",
+    sourceId: "s-1",
+    title: "chat",
+    text: text.trimEnd(),
+    messages,
+    events: events.map(([statement, actor, day]) => ({
+      statement,
+      actor,
+      start: `${day}T00:00:00.000Z`,
+      end: new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString(),
+      precision: "day" as const
+    }))
+  }], 3000)
+}
+
 describe("prompt", () => {
   it.effect("the system message carries the instructions, the answering rule and the numbered sources; " +
     "the history follows and the question is the last user message", () =>
@@ -259,67 +287,32 @@ describe("extractive language model", () => {
       const seen = yield* answer(promptFor("When did Aisha see Oppenheimer?", chat))
       assert.strictEqual(seen.text, "21 July 2023 — Aisha: me! went friday with my sister, opening night [1]")
       // A question that names its own time is answered by that time, not by the reply's event.
-      const asked = "Kenji: hey Lu, is the Ledgerly 3.0 release still on for Friday?\n\nLucía: Code freeze is tomorrow."
-      const release = yield* answer(promptFor("When was the Ledgerly 3.0 release planned for?", fitPassages([{
-        chunkId: "c-release",
-        documentId: "d-chat",
-        sourceId: "s-1",
-        title: "work",
-        text: asked,
-        messages: [
-          { speaker: "Kenji", spokenAt: "2021-05-05T14:20:00.000Z", start: 0, end: asked.indexOf("\n") },
-          { speaker: "Lucía", spokenAt: "2021-05-05T14:22:00.000Z", start: asked.indexOf("Lucía"), end: asked.length }
-        ],
-        events: [{
-          statement: "Code freeze is tomorrow.",
-          actor: "Lucía",
-          start: "2021-05-06T00:00:00.000Z",
-          end: "2021-05-07T00:00:00.000Z",
-          precision: "day"
-        }]
-      }], 3000)))
+      const release = yield* answer(promptFor(
+        "When was the Ledgerly 3.0 release planned for?",
+        chatOf([
+          ["Kenji", "2021-05-05T14:20:00.000Z", "hey Lu, is the Ledgerly 3.0 release still on for Friday?"],
+          ["Lucía", "2021-05-05T14:22:00.000Z", "Code freeze is tomorrow."]
+        ], [["Code freeze is tomorrow.", "Lucía", "2021-05-06"]])
+      ))
       assert.strictEqual(
         release.text,
         "7 May 2021: Kenji: hey Lu, is the Ledgerly 3.0 release still on for Friday [1]?"
       )
     }))
 
-
   it.effect("a question's words meet their irregular, -ed and ordinal forms, and 'what date' is no word to find", () =>
     Effect.gen(function*() {
-      const lines = [
+      const chat = chatOf([
         ["Thomas", "2022-12-17T11:06:00.000Z", "We saw Aftersun at the Watershed last night, I was a wreck by the end"],
         ["Priya", "2022-12-17T11:07:00.000Z", "That's brilliant for a first half Tom"],
         ["Thomas", "2022-12-17T11:08:00.000Z", "Signed up for the Bath Half."],
         ["Thomas", "2022-12-17T11:09:00.000Z", "The Bath Half is on the 12th of March so just over two weeks"],
         ["Thomas", "2022-12-17T11:10:00.000Z", "Haha we'll see what Jess's allergies say"],
         ["Priya", "2022-12-17T11:11:00.000Z", "Chaotic week. Moved in on Saturday and I still can't find my kettle"]
-      ] as const
-      let text = ""
-      const messages = lines.map(([speaker, spokenAt, said]) => {
-        const start = text.length
-        text += `${speaker}: ${said}\n\n`
-        return { speaker, spokenAt, start, end: text.length - 2 }
-      })
-      const event = (statement: string, day: string) => ({
-        statement,
-        actor: "Thomas",
-        start: `${day}T00:00:00.000Z`,
-        end: new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString(),
-        precision: "day" as const
-      })
-      const chat = fitPassages([{
-        chunkId: "c-chat",
-        documentId: "d-chat",
-        sourceId: "s-1",
-        title: "chat",
-        text,
-        messages,
-        events: [
-          event("We saw Aftersun at the Watershed last night, I was a wreck by the end", "2022-12-16"),
-          event("The Bath Half is on the 12th of March so just over two weeks", "2023-03-12")
-        ]
-      }], 3000)
+      ], [
+        ["We saw Aftersun at the Watershed last night, I was a wreck by the end", "Thomas", "2022-12-16"],
+        ["The Bath Half is on the 12th of March so just over two weeks", "Thomas", "2023-03-12"]
+      ])
       const film = yield* answer(promptFor("When did Tom and Jess see Aftersun?", chat))
       assert.strictEqual(
         film.text,
@@ -333,58 +326,31 @@ describe("extractive language model", () => {
         "12 March 2023 — Thomas: The Bath Half is on the 12th of March so just over two weeks [1]"
       )
       // An ordinal is its number: "90th" meets "90".
-      const said = [
-        ["Elena", "2021-12-08T19:00:00.000Z", "How was Baba's 90th?"],
-        ["Nikolai", "2021-12-08T19:05:00.000Z", "It was lovely, she danced all night."],
-        ["Elena", "2021-12-08T19:06:00.000Z", "So happy for Vera, tell her I said so."],
-        ["Nikolai", "2021-12-09T09:00:00.000Z", "Reminder: Baba Vera turned 90 this Sunday."]
-      ] as const
-      let family = ""
-      const familyMessages = said.map(([speaker, spokenAt, words]) => {
-        const start = family.length
-        family += `${speaker}: ${words}\n\n`
-        return { speaker, spokenAt, start, end: family.length - 2 }
-      })
-      const birthday = yield* answer(promptFor("When was Baba Vera's 90th birthday?", fitPassages([{
-        chunkId: "c-baba",
-        documentId: "d-chat",
-        sourceId: "s-1",
-        title: "family",
-        text: family,
-        messages: familyMessages,
-        events: [{ ...event("Reminder: Baba Vera turned 90 this Sunday.", "2021-12-05"), actor: "Baba Vera" }]
-      }], 3000)))
+      const birthday = yield* answer(promptFor(
+        "When was Baba Vera's 90th birthday?",
+        chatOf([
+          ["Elena", "2021-12-08T19:00:00.000Z", "How was Baba's 90th?"],
+          ["Nikolai", "2021-12-08T19:05:00.000Z", "It was lovely, she danced all night."],
+          ["Elena", "2021-12-08T19:06:00.000Z", "So happy for Vera, tell her I said so."],
+          ["Nikolai", "2021-12-09T09:00:00.000Z", "Reminder: Baba Vera turned 90 this Sunday."]
+        ], [["Reminder: Baba Vera turned 90 this Sunday.", "Baba Vera", "2021-12-05"]])
+      ))
       assert.strictEqual(birthday.text, "5 December 2021 — Nikolai: Reminder: Baba Vera turned 90 this Sunday [1].")
     }))
 
   it.effect("a when question whose best sentence leans on the one before is answered by that one's dated event", () =>
     Effect.gen(function*() {
-      const text = "Nikolai: Cousin Ivan's restaurant opened on Friday! It's called Ribka\n\n" +
-        "Elena: Oh nice, the pool near us opened again too, finally."
-      const chat = fitPassages([{
-        chunkId: "c-ribka",
-        documentId: "d-chat",
-        sourceId: "s-1",
-        title: "news",
-        text,
-        messages: [
-          { speaker: "Nikolai", spokenAt: "2021-11-01T20:15:00.000Z", start: 0, end: text.indexOf("\n") },
-          { speaker: "Elena", spokenAt: "2021-11-01T20:17:00.000Z", start: text.indexOf("Elena"), end: text.length }
-        ],
-        events: [{
-          statement: "Cousin Ivan's restaurant opened on Friday!",
-          actor: "Ivan",
-          start: "2021-10-29T00:00:00.000Z",
-          end: "2021-10-30T00:00:00.000Z",
-          precision: "day"
-        }]
-      }], 3000)
+      const chat = chatOf([
+        ["Nikolai", "2021-11-01T20:15:00.000Z", "Cousin Ivan's restaurant opened on Friday! It's called Ribka"],
+        ["Elena", "2021-11-01T20:17:00.000Z", "Oh nice, the pool near us opened again too, finally."]
+      ], [["Cousin Ivan's restaurant opened on Friday!", "Ivan", "2021-10-29"]])
       const opened = yield* answer(promptFor("When did Ribka open?", chat))
       assert.strictEqual(opened.text, "29 October 2021 — Nikolai: Cousin Ivan's restaurant opened on Friday [1]!")
       // Without the question's word in the sentence before, the best sentence is answered by its own day.
       const named = yield* answer(promptFor("When was Ribka named?", chat))
       assert.strictEqual(named.text, "1 November 2021: It's called Ribka [1]")
     }))
+
   it.effect("says plainly, without markers, when the sources do not answer", () =>
     Effect.gen(function*() {
       for (const question of ["What is the boiling point of mercury?", "What is the population of Paris?", "Why?"]) {
