@@ -1555,6 +1555,9 @@ const wallOf = (date: Date): Wall => ({
   minute: date.getUTCMinutes()
 })
 
+/** The anchor's wall clock: its date and time of day in its own UTC offset. */
+const anchorWall = (anchor: Anchor): Wall => wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
+
 const numberWords: Record<string, number> = {
   a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
   eleven: 11, twelve: 12, fifteen: 15, twenty: 20, thirty: 30, same: 0
@@ -1572,9 +1575,9 @@ interface TimeMention {
   /** Resolved value; null when it needs an anchor the document does not have. */
   readonly value: TimeValue | null
   /**
-   * Where the verb's tense may move the value when chrono picked the wrong side of the anchor: a bare weekday ("on
-   * Friday") by a week, a month or day without a year ("in June", "on June 3": `saysWhen`) by a year (back only
-   * for a past that is over, `Verb.over`). Null: it stays.
+   * Where the verb's tense may move the value when it lies on the wrong side of the anchor, `back` for a past,
+   * `forward` for a future: a bare weekday ("on Friday") a week, a month or day without a year ("in June", "on June
+   * 3": `saysWhen`) a year, "on the 17th" back a month. Null: it stays.
    */
   readonly moves: {
     readonly back: TimeValue | null
@@ -1651,7 +1654,7 @@ const calendarShift = (words: string, precision: Precision, anchor: Anchor): Wal
     amount = /ago|earlier|before/.test(counted[2] ?? "") ? -size : size
   }
   if (amount === null) return null
-  const local = wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
+  const local = anchorWall(anchor)
   const months = precision === "month" ? amount : precision === "quarter" ? 3 * amount : precision === "year" ? 12 * amount : 120 * amount
   const moved = new Date(utc(local.year, local.month - 1 + months, 1))
   return { ...wallOf(moved), hour: 0, minute: 0 }
@@ -1719,7 +1722,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
   ) {
     const quarter = match[1] !== undefined ? Number(match[1]) : quarterWords[match[2]!.toLowerCase()]!
     const stated = match[3] !== undefined
-    const year = stated ? Number(match[3]) : anchor === null ? null : new Date(anchor.instant.getTime() + anchor.offset * 60_000).getUTCFullYear()
+    const year = stated ? Number(match[3]) : anchor === null ? null : anchorWall(anchor).year
     const wall = year === null ? null : { year, month: (quarter - 1) * 3 + 1, day: 1, hour: 0, minute: 0 }
     add({
       ...at(match.index, match[0].length, match[0]),
@@ -1742,7 +1745,7 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     (match = pattern.exec(text)) !== null;
   ) {
     const date = Number(match[1] ?? match[3])
-    const local = anchor === null ? null : wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000))
+    const local = anchor === null ? null : anchorWall(anchor)
     const dayIn = (months: number) => {
       const named = local === null ? null : new Date(utc(local.year, local.month - 1 + months, date))
       return named === null || named.getUTCDate() !== date ? null : timeValue(match![0], wallOf(named), "day", 0, true)
@@ -2248,9 +2251,8 @@ const eventsOf = (
       if (timeMention !== null) {
         time = timeMention.sequence !== null ? resolveSequence(timeMention, previousTime) : timeMention.value
         if (time !== null && timeMention.moves !== null && anchor !== null) {
-          const anchorDay = utc(
-            ...((w) => [w.year, w.month - 1, w.day] as const)(wallOf(new Date(anchor.instant.getTime() + anchor.offset * 60_000)))
-          )
+          const { year, month, day: date } = anchorWall(anchor)
+          const anchorDay = utc(year, month - 1, date)
           const past = timeMention.moves.strict ? verb.over : verb.tense === "past"
           if (past && Date.parse(time.start) > anchorDay) time = timeMention.moves.back ?? time
           else if (verb.tense === "future" && Date.parse(time.end) <= anchorDay) {
