@@ -188,7 +188,7 @@ for (const engine of engines) {
 
     it.effect("a when question is answered with the resolved date, citing the message (ask and chat completions)", () =>
       Effect.gen(function*() {
-        const { url, token, agentId, support } = yield* seeded("Asker")
+        const { url, token, agentId, support, sourceId } = yield* seeded("Asker")
         const question = "When did Caroline go to the support group?"
         const ask = yield* request(url, `/api/v1/agents/${agentId}/ask`, { token, json: { question } })
         assert.strictEqual(ask.status, 200, ask.text)
@@ -209,6 +209,19 @@ for (const engine of engines) {
         assert.strictEqual(compat.status, 200, compat.text)
         assert.include(compat.body.choices[0].message.content, "7 May 2023")
         assert.strictEqual(compat.body.citations[0].messages[0].spoken_at, "2023-05-08T13:56:00.000Z")
+
+        // The day said in the sentence after, sent on Sunday 25 June: the Thursday before.
+        yield* ingestMessages(url, token, sourceId, "driving", [{
+          speaker: "Adaeze Okafor",
+          content: "I PASSED MY DRIVING TEST!!! Thursday morning, only two minors",
+          timestamp: "2023-06-25T17:40:00Z"
+        }])
+        const passed = yield* request(url, `/api/v1/agents/${agentId}/ask`, {
+          token,
+          json: { question: "When did Adaeze pass her driving test?" }
+        })
+        assert.strictEqual(passed.status, 200, passed.text)
+        assert.include(passed.body.answer, "22 June 2023")
       }))
   })
 }
