@@ -1916,6 +1916,17 @@ const trimStatement = (text: string) => {
   return sentence.length <= maxStatement ? sentence : `${sentence.slice(0, maxStatement - 1).replace(/\s+\S*$/, "")}…`
 }
 
+/** The text without the spaces and commas it ends with (a loop: a regex would retry a long run from each start). */
+const withoutTrailingCommas = (text: string) => {
+  let end = text.length
+  while (end > 0 && /[\s,;:]/.test(text[end - 1]!)) end--
+  return text.slice(0, end)
+}
+
+/** A clause's text without the joiner that opens the next one ("got my dose yesterday and" → "… yesterday"). */
+const withoutJoiner = (text: string) =>
+  withoutTrailingCommas(withoutTrailingCommas(text).replace(/\s(?:and|but|or|then)$/i, ""))
+
 /**
  * Confidence: 0.4, +0.25 when the actor is named in the text as the subject (+0.15 when it is the speaker saying
  * "I"/"we" or implied, +0.1 through he/she), +0.1 with an object or a place, +0.1 with a time stated in the text,
@@ -2274,9 +2285,13 @@ const eventsOf = (
           : undefined)
       const hasObjectOrPlace = [...roles.values()].some((role) => role === "object" || role === "place")
       events.push({
-        statement: apart
-          ? trimStatement(source.slice(clause.start, end).replace(/[\s,;:]*(?:\b(?:and|but|or|then))?[\s,;:]*$/i, ""))
-          : trimStatement(i === 0 || clause.coordinated ? sentence.text : source.slice(clause.start, sentence.end)),
+        statement: trimStatement(
+          apart
+            ? withoutJoiner(source.slice(clause.start, end))
+            : i === 0 || clause.coordinated
+            ? sentence.text
+            : source.slice(clause.start, sentence.end)
+        ),
         kind: verb.lemma,
         chunkOrdinals: [chunk.ordinal],
         participants,
