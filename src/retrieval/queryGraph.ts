@@ -1,5 +1,5 @@
 import type * as chrono from "chrono-node"
-import { isMonthAsWord, readableMay } from "../extract/monthAlone.ts"
+import { isMonthAsWord, readableMay, sideOf } from "../extract/monthAlone.ts"
 import { normalizeName } from "../extract/resolve.ts"
 
 /** chrono-node's `parse`, passed in: the service loads chrono with its first graph search, not at start. */
@@ -115,15 +115,15 @@ const anchorIn = (query: string): QueryCues["anchor"] => {
 const timeIn = (query: string, now: Date, readDates: DateReader) => {
   const parsed = readDates(readableMay(query), now).find((found) => !isMonthAsWord(found, query.slice(0, found.index)))
   if (parsed !== undefined) {
-    const said = query.slice(0, parsed.index).match(/\b(last|this|past|next|coming)\s*$/i)?.[1]?.toLowerCase()
-    const which = said === "next" || said === "coming" ? "next" : said === "last" || said === "past" ? "ended" : "begun"
+    const said = sideOf(query.slice(0, parsed.index))
+    const which = said === "next" ? "next" : said === "last" ? "ended" : "begun"
     const { start, end, yearless } = periodOf(parsed.start, parsed.text, now, which)
     return {
       start,
       end: parsed.end?.date() ?? end,
       index: parsed.index,
       text: parsed.text,
-      yearless: yearless && said === undefined && (parsed.end ?? null) === null
+      yearless: yearless && said === null && (parsed.end ?? null) === null
     }
   }
   const year = /\b(1[5-9]\d\d|2\d\d\d)\b/.exec(query)
