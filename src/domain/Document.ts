@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { readInstant } from "./Instant.ts"
 import { SourceId } from "./Source.ts"
 import { characters, Text, trimmedTextOf } from "./Text.ts"
 
@@ -48,10 +49,12 @@ export class DocumentOut extends Schema.Class<DocumentOut>("DocumentOut")({
   date: Schema.NullOr(Schema.String).annotate({ description: "The document's own date, as given at ingestion" })
 }) {}
 
-/** An ISO-8601 date or date-time ("2024-05-01", "2024-05-01T10:00:00Z"). */
-export const IsoDateTime = Text.check(Schema.makeFilter((s: string) =>
-  /^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
-  message: "must be an ISO-8601 date-time such as 2024-05-01T10:00:00Z"
+/**
+ * An ISO-8601 date ("2024-05-01", midnight UTC) or date-time ("2024-05-01T10:00:00Z"; without an offset, UTC) of a
+ * real day in the years 1 to 9999 (`readInstant`).
+ */
+export const IsoDateTime = Text.check(Schema.makeFilter((s: string) => readInstant(s) !== undefined, {
+  message: "must be an ISO-8601 date-time such as 2024-05-01T10:00:00Z, of a real day in the years 0001 to 9999"
 }))
 
 export const MessageItem = Schema.Struct({

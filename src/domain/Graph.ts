@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { readInstant } from "./Instant.ts"
 import { PageQuery } from "./Page.ts"
 import { characters, IdText, Text } from "./Text.ts"
 
@@ -11,14 +12,15 @@ export type ParticipantRole = typeof ParticipantRole.Type
 
 const Id = IdText
 
-/** An ISO 8601 date or date-time with an offset; a bare date is midnight UTC. Local times would be ambiguous. */
+/**
+ * An ISO 8601 date (midnight UTC) or date-time with an offset, of a real day in the years 1 to 9999 (`readInstant`).
+ * Local times would be ambiguous.
+ */
 export const IsoInstant = Text.check(
-  Schema.makeFilter(
-    (s: string) =>
-      /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(s) &&
-      Number.isFinite(Date.parse(s)),
-    { message: "must be an ISO 8601 date (2024-05-01) or date-time with offset (2024-05-01T10:00:00Z)" }
-  )
+  Schema.makeFilter((s: string) => readInstant(s)?.floating === false, {
+    message: "must be an ISO 8601 date (2024-05-01) or date-time with offset (2024-05-01T10:00:00Z) of a real day " +
+      "in the years 0001 to 9999"
+  })
 )
 
 export const EventTime = Schema.Struct({

@@ -1,5 +1,6 @@
 import { Option, Schema } from "effect"
-import { characters, Text } from "./Text.ts"
+import { readInstant } from "./Instant.ts"
+import { characters, Text, textProblem } from "./Text.ts"
 
 export const PageQuery = {
   limit: Schema.optionalKey(
@@ -25,11 +26,18 @@ export const cursorTimeFormat = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'
  */
 export const CursorTime = Schema.String.check(
   Schema.isPattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
-  Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)))
+  // A crafted cursor's time must be one PostgreSQL reads (30 February and year 0 were a 500).
+  Schema.makeFilter((s: string) => readInstant(s) !== undefined)
 )
 
 /** The key of lists ordered by a time with the row's id as tie-breaker. */
 export const TimeKey = Schema.Struct({ at: CursorTime, id: Schema.String })
+
+/** Whether every string in a decoded cursor can be sent to the database (a crafted id with NUL was a 500). */
+const storableKey = (value: unknown): boolean =>
+  typeof value === "string"
+    ? textProblem(value) === undefined
+    : typeof value !== "object" || value === null || Object.values(value).every(storableKey)
 
 /**
  * The one cursor codec of every list: base64url of the JSON `[list, key]`, the key being the last item's exact sort
@@ -42,7 +50,10 @@ export const PageCursor = <S extends Schema.Codec<any, any, never, never>>(list:
   return {
     encode: (value: S["Type"]): string => Buffer.from(JSON.stringify([list, encodeKey(value)])).toString("base64url"),
     decode: (cursor: string): Option.Option<S["Type"]> =>
-      Option.map(decode(Buffer.from(cursor, "base64url").toString("utf8")), ([, value]) => value)
+      Option.map(
+        Option.filter(decode(Buffer.from(cursor, "base64url").toString("utf8")), ([, value]) => storableKey(value)),
+        ([, value]) => value
+      )
   }
 }
 

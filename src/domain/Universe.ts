@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { EntityKind, EventTime, ParticipantRole } from "./Graph.ts"
+import { EntityKind, EventTime, IsoInstant, ParticipantRole } from "./Graph.ts"
 import { characters, Text } from "./Text.ts"
 
 /**
@@ -151,16 +151,6 @@ export const SourceIdsQuery = Schema.optionalKey(Schema.Array(Text.check(charact
 
 export const ManifestQuery = { source_ids: SourceIdsQuery }
 
-/** An ISO 8601 date or date-time with an offset. */
-const Instant = Text.check(
-  Schema.makeFilter(
-    (s: string) =>
-      /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(s) &&
-      Number.isFinite(Date.parse(s)),
-    { message: "must be an ISO 8601 date (2024-05-01) or date-time with offset (2024-05-01T10:00:00Z)" }
-  )
-)
-
 export const ExpandRequest = Schema.Struct({
   node_id: NodeId,
   kinds: Schema.optionalKey(
@@ -172,8 +162,8 @@ export const ExpandRequest = Schema.Struct({
       })
     )
   ).annotate({ description: "Which neighbours, in this order (default: every kind the node has)" }),
-  from: Schema.optionalKey(Instant).annotate({ description: "Time window start (see the endpoint)" }),
-  to: Schema.optionalKey(Instant).annotate({ description: "Time window end, after from" }),
+  from: Schema.optionalKey(IsoInstant).annotate({ description: "Time window start (see the endpoint)" }),
+  to: Schema.optionalKey(IsoInstant).annotate({ description: "Time window end, after from" }),
   limit: Schema.optionalKey(
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 }, { message: "must be an integer from 1 to 100" }))
   ).annotate({ description: "Neighbours per page, 1 to 100 (default 20)" }),

@@ -3,6 +3,7 @@ import { SqlClient, type Statement } from "effect/sql"
 import { createHash } from "node:crypto"
 import { ChunkMessage, ChunkOut } from "../domain/Chunk.ts"
 import { DocumentId, DocumentOut, type DocumentStatus, DocumentStatus as Status, type MessageItem, Stage } from "../domain/Document.ts"
+import { instantOf } from "../domain/Instant.ts"
 import { CursorTime, cursorTimeFormat, PageCursor, takePage, TimeKey } from "../domain/Page.ts"
 import { SourceId } from "../domain/Source.ts"
 import type { UserId } from "../domain/User.ts"
@@ -233,7 +234,8 @@ export class Documents extends Context.Service<Documents, {
         mimeType: mimeTypes[document.format],
         bytes: document.bytes,
         contentHash: sha256(document.bytes),
-        date: document.date === undefined ? null : new Date(document.date)
+        // A connector's date outside what the API accepts (a page's "0000-01-01") is no date.
+        date: document.date === undefined ? null : instantOf(document.date) ?? null
       })
 
       /** The document queued with its job, or the existing document with the same bytes. */

@@ -6,6 +6,7 @@ import type {
   ExplorationReplay,
   ExplorationSummary
 } from "../domain/Exploration.ts"
+import { instantOf } from "../domain/Instant.ts"
 import { TimeKey, cursorTimeFormat, PageCursor, takePage } from "../domain/Page.ts"
 import type { SearchResult, Strategy } from "../domain/Search.ts"
 import type { UserId } from "../domain/User.ts"
@@ -72,8 +73,7 @@ const summaryOf = (row: ExplorationRow): ExplorationSummary => ({
   updated_at: row.updated_at.toISOString()
 })
 
-const instant = (text: string | undefined): Date | null =>
-  text === undefined ? null : Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
+const instant = (text: string | undefined): Date | null => text === undefined ? null : instantOf(text) ?? null
 
 const nodeParts = (nodeId: string) => {
   const at = nodeId.indexOf(":")

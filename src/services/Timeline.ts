@@ -1,5 +1,6 @@
-import { Context, Data, DateTime, Effect, Layer, Option } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import { instantOf } from "../domain/Instant.ts"
 import type { Granularity, TimelineBucket, TimelineEvent, TimelineOut } from "../domain/Timeline.ts"
 import type { UserId } from "../domain/User.ts"
 import type { Issue } from "./Sources.ts"
@@ -33,8 +34,6 @@ export interface TimelineOptions {
 const maxSources = 256
 /** auto takes the finest unit with at most this many buckets over the span. */
 const autoBuckets = 120
-
-const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
 
 interface EventDetailRow {
   readonly id: string
@@ -116,8 +115,8 @@ export class Timeline extends Context.Service<Timeline, {
       }
 
       const timeline = Effect.fn("Timeline.timeline")(function*(owner: UserId, options: TimelineOptions) {
-        const from = options.from === undefined ? null : instant(options.from)
-        const to = options.to === undefined ? null : instant(options.to)
+        const from = options.from === undefined ? null : instantOf(options.from) ?? null
+        const to = options.to === undefined ? null : instantOf(options.to) ?? null
         if (from !== null && to !== null && from >= to) {
           return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "query.to", message: "must be after from" }] })
         }

@@ -1,6 +1,7 @@
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { EntityKind, EventTime, ParticipantRole } from "../domain/Graph.ts"
+import { instantOf } from "../domain/Instant.ts"
 import { PageCursor } from "../domain/Page.ts"
 import type {
   ExpandItem,
@@ -708,7 +709,7 @@ export class Universe extends Context.Service<Universe, {
         return { total, following: total - start, page: list.slice(start, start + room) }
       }
 
-      const instant = (text: string | undefined) => text === undefined ? null : new Date(text)
+      const instant = (text: string | undefined) => text === undefined ? null : instantOf(text) ?? null
 
       const expand = Effect.fn("Universe.expand")(function*(owner: UserId, request: ExpandRequest) {
         const window = { from: instant(request.from), to: instant(request.to) }

@@ -1,4 +1,4 @@
-import { Array as Arr, Context, Data, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { Array as Arr, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { createHash, randomUUID } from "node:crypto"
 import type {
@@ -13,6 +13,7 @@ import type {
   GraphOut,
   ParticipantRole
 } from "../domain/Graph.ts"
+import { instantOf, storable } from "../domain/Instant.ts"
 import { CursorTime, cursorTimeFormat, PageCursor, takePage } from "../domain/Page.ts"
 import { truncateCharacters } from "../domain/Text.ts"
 import type { UserId } from "../domain/User.ts"
@@ -397,17 +398,11 @@ const resolveEntities = (
   return { entityIds, created: [...created.values()], described, rekinded, keys, aliases: [...aliases.values()] }
 }
 
-const instant = (text: string): Date | null => Option.getOrNull(Option.map(DateTime.make(text), DateTime.toDate))
-
 /**
- * An event's resolved time as stored: null outside the years 1 to 9999, which PostgreSQL and ISO 8601's four-digit
- * years write alike ("in two weeks" said on 31 December 9999 is no time a timeline or a map can hold).
+ * An event's resolved time as stored: null outside the years 1 to 9999 ("in two weeks" said on 31 December 9999 is
+ * no time a timeline or a map can hold).
  */
-const eventInstant = (text: string): Date | null => {
-  const date = instant(text)
-  const year = date?.getUTCFullYear() ?? 0
-  return year >= 1 && year <= 9999 ? date : null
-}
+const eventInstant = (text: string): Date | null => storable(new Date(text)) ?? null
 
 /** Times may be unknown (null, listed last), so the time keys are nullable. */
 const TimeOrNullKey = Schema.Struct({ at: Schema.NullOr(CursorTime), id: Schema.String })
@@ -983,8 +978,8 @@ export class Graph extends Context.Service<Graph, {
         options: EventListOptions
       ) {
         yield* ownedSource(owner, sourceId)
-        const from = options.from === undefined ? null : instant(options.from)
-        const to = options.to === undefined ? null : instant(options.to)
+        const from = options.from === undefined ? null : instantOf(options.from) ?? null
+        const to = options.to === undefined ? null : instantOf(options.to) ?? null
         if (from !== null && to !== null && from >= to) {
           return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "query.to", message: "must be after from" }] })
         }

@@ -109,6 +109,12 @@ for (const engine of engines) {
           { title: "t", messages: [] },
           { title: "t", messages: [{ speaker: "A" }] },
           { title: "t", messages: [{ content: "x", timestamp: "yesterday" }] },
+          // Days a month lacks (JavaScript reads 30 February as 2 March), hour 24, instants PostgreSQL cannot hold.
+          { title: "t", messages: [{ content: "x", timestamp: "2023-02-30T10:00:00Z" }] },
+          { title: "t", messages: [{ content: "x", timestamp: "2023-05-01T24:00:00Z" }] },
+          { title: "t", messages: [{ content: "x", timestamp: "0000-01-01T00:00:00Z" }] },
+          { title: "t", messages: [{ content: "x", timestamp: "9999-12-31T23:59:59-12:00" }] },
+          { title: "t", text: "a", date: "2023-04-31" },
           { title: "", text: "a" }
         ]) {
           const reply = yield* request(url, path, { token, json })

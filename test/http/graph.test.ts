@@ -269,7 +269,12 @@ for (const engine of engines) {
 
         expectError(yield* get(`${base}?entity_id=${s.otherEntity}`, s.owner), 404, "entity_not_found")
         expectError(yield* get(`${base}?cursor=xyz`, s.owner), 400, "invalid_cursor")
-        for (const query of ["from=yesterday", "from=2020-13-45", "to=2020-01-01T10:00", "limit=0", "limit=101"]) {
+        for (
+          const query of [
+            "from=yesterday", "from=2020-13-45", "from=2023-02-30", "to=0000-06-01", "to=2020-01-01T10:00", "limit=0",
+            "limit=101"
+          ]
+        ) {
           expectError(yield* get(`${base}?${query}`, s.owner), 422, "validation_failed")
         }
         const backwards = yield* get(`${base}?from=2021-01-01&to=2020-01-01`, s.owner)

@@ -261,7 +261,17 @@ for (const engine of engines) {
         const first = yield* request(url, `${sources.path}?limit=1`, { token })
         const agents = yield* cases[3]!.make(url, token, sql, [1, 2])
         const empty = Buffer.from(JSON.stringify(["agents", {}])).toString("base64url")
-        for (const cursor of [first.body.next_cursor, "garbage", "W10", empty]) {
+        // An agents cursor whose time names no moment PostgreSQL holds (30 February, year 0) was a 500.
+        const own = yield* request(url, `${agents.path}?limit=1`, { token })
+        const [list, key] = JSON.parse(Buffer.from(own.body.next_cursor, "base64url").toString())
+        const timed = (at: string) => Buffer.from(JSON.stringify([list, { ...key, at }])).toString("base64url")
+        for (
+          const cursor of [
+            first.body.next_cursor, "garbage", "W10", empty, timed("2023-02-30T10:00:00.000000Z"),
+            timed("0000-01-01T00:00:00.000000Z"),
+            Buffer.from(JSON.stringify([list, { ...key, id: "a\u0000b" }])).toString("base64url")
+          ]
+        ) {
           const reply = yield* request(url, `${agents.path}?limit=1&cursor=${cursor}`, { token })
           assert.strictEqual(reply.status, 400, cursor)
           assert.strictEqual(reply.body.error.code, "invalid_cursor")

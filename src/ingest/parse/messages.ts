@@ -1,3 +1,4 @@
+import { instantOf } from "../../domain/Instant.ts"
 import { type Parsed, ParsedBuilder } from "../Parsed.ts"
 
 export interface Message {
@@ -14,9 +15,11 @@ export const parseMessages = (messages: ReadonlyArray<Message>): Parsed => {
   const builder = new ParsedBuilder()
   for (const message of messages) {
     const speaker = speakerOf(message)
+    // A timestamp stored before the API refused impossible ones ("2023-02-30", year 0) is no timestamp.
+    const at = message.timestamp === undefined ? undefined : instantOf(message.timestamp)
     builder.add("message", `${speaker}: ${message.content}`, {
       speaker,
-      ...(message.timestamp === undefined ? {} : { timestamp: new Date(message.timestamp).toISOString() })
+      ...(at === undefined ? {} : { timestamp: at.toISOString() })
     })
   }
   return builder.build()
