@@ -1,4 +1,5 @@
 import type * as chrono from "chrono-node"
+import { storable } from "../domain/Instant.ts"
 import { isMonthAsWord, readableMay, sideOf } from "../extract/monthAlone.ts"
 import { normalizeName } from "../extract/resolve.ts"
 
@@ -70,7 +71,9 @@ export const queryCues = (query: string, now: Date, readDates: DateReader): Quer
   let names: ReadonlyArray<string> | undefined
   const cues = { get names() { return names ??= nameCandidates(query) } }
   const asks = asking.test(query)
-  const found = timeIn(query, now, readDates)
+  const read = timeIn(query, now, readDates)
+  // "10000 years ago" is no time the database holds (it was a 500): the query is searched without it.
+  const found = read !== null && storable(read.start) !== undefined && storable(read.end) !== undefined ? read : null
   if (found === null) return Object.assign(cues, { asks, time: null, anchor: anchorIn(query) })
   const { start, end } = found
   const before = query.slice(0, found.index).toLowerCase().match(/\b(before|until|till|prior to|after|since)\s*$/)?.[1]

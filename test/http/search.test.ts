@@ -117,6 +117,16 @@ for (const engine of engines) {
         assert.deepStrictEqual([top.char_start, top.char_end], [0, corpus.ducks.length])
       }))
 
+    it.effect("a time no database holds (\"10000 years ago\") is searched without it, not a 500", () =>
+      Effect.gen(function*() {
+        const { url, token, ids } = yield* seeded("Ancient")
+        for (const query of ["What did the ducks do 10000 years ago?", "ducks in 12000 years"]) {
+          const found = yield* search(url, token, { query })
+          assert.strictEqual(found.status, 200, found.text)
+          assert.strictEqual(found.body.results[0].document_id, ids.ducks, query)
+        }
+      }))
+
     it.effect("rarer words weigh more (IDF) and stemming matches word forms", () =>
       Effect.gen(function*() {
         const { url, token, ids } = yield* seeded("Stemmer")

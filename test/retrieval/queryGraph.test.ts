@@ -41,6 +41,9 @@ describe("queryCues", () => {
     expect(period("What did we do yesterday?")).toEqual(["2026-11-22T00:00:00.000Z", "2026-11-23T00:00:00.000Z"])
     expect(period("What happened last month?")).toEqual(["2026-10-01T00:00:00.000Z", "2026-11-01T00:00:00.000Z"])
     expect(period("What happened last year?")).toEqual(["2025-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"])
+    // Outside the years 1 to 9999 no database time exists: no time, rather than a failing search.
+    expect(period("What happened 10000 years ago?")).toEqual([undefined, undefined])
+    expect(period("What will happen in 8000 years?")).toEqual([undefined, undefined])
   })
 
   it("a month or day without a year is the latest that has begun, and marked yearless", () => {
