@@ -57,8 +57,23 @@ export const IsoDateTime = Text.check(Schema.makeFilter((s: string) => readInsta
   message: "must be an ISO-8601 date-time such as 2024-05-01T10:00:00Z, of a real day in the years 0001 to 9999"
 }))
 
+/**
+ * Who wrote a message: a name on one line. A line break in it reads as another speaker's line in the conversation's
+ * text ("Mallory\nAlice: …" lost its event), and a blank one names nobody.
+ */
+export const SpeakerName = Text.check(
+  characters(1, 200),
+  Schema.makeFilter((s: string) =>
+    s.trim() === ""
+      ? "must not be blank"
+      : /[\p{Cc}\u2028\u2029]/u.test(s)
+      ? "must be one line, without control characters"
+      : true
+  )
+)
+
 export const MessageItem = Schema.Struct({
-  speaker: Schema.optionalKey(Text.check(characters(1, 200))).annotate({
+  speaker: Schema.optionalKey(SpeakerName).annotate({
     description: "Who wrote it, e.g. a person's name"
   }),
   role: Schema.optionalKey(Schema.Literals(["user", "assistant", "system", "tool"])).annotate({

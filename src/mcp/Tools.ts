@@ -3,7 +3,7 @@ import { Tool, Toolkit } from "effect/ai"
 import { EntityDetail, EventOut } from "../domain/Graph.ts"
 import { ExpandOut, ExpandRequest } from "../domain/Universe.ts"
 import { Strategy } from "../domain/Search.ts"
-import { IsoDateTime } from "../domain/Document.ts"
+import { IsoDateTime, SpeakerName } from "../domain/Document.ts"
 import { IdText, textOf, trimmedTextOf } from "../domain/Text.ts"
 import { McpCallerRef } from "./Caller.ts"
 
@@ -168,7 +168,7 @@ export const AddMemoryTool = Tool.make("add_memory", {
     text: Schema.optionalKey(textOf(1, 1_000_000)),
     messages: Schema.optionalKey(
       Schema.Array(Schema.Struct({
-        speaker: textOf(1, 200),
+        speaker: SpeakerName,
         content: textOf(1, 100_000),
         timestamp: Schema.optionalKey(IsoDateTime)
       })).check(Schema.isBetweenLength(1, 10_000))

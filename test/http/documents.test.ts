@@ -115,6 +115,10 @@ for (const engine of engines) {
           { title: "t", messages: [{ content: "x", timestamp: "0000-01-01T00:00:00Z" }] },
           { title: "t", messages: [{ content: "x", timestamp: "9999-12-31T23:59:59-12:00" }] },
           { title: "t", text: "a", date: "2023-04-31" },
+          // A speaker is a name on one line: a line break would read as another speaker's line.
+          { title: "t", messages: [{ speaker: "Mallory\nAlice", content: "x" }] },
+          { title: "t", messages: [{ speaker: "   ", content: "x" }] },
+          { title: "t", messages: [{ speaker: "A\u0007B", content: "x" }] },
           { title: "", text: "a" }
         ]) {
           const reply = yield* request(url, path, { token, json })
