@@ -24,6 +24,7 @@ import {
   matchKeys,
   normalizeName,
   personForShortForm,
+  shortFormFits,
   shortFormOf,
   shortFormPatterns
 } from "../extract/resolve.ts"
@@ -291,6 +292,8 @@ interface Resolution {
   readonly described: ReadonlyMap<string, string>
   /** Entities that existed before as `other`, and the kind a mention of this document gives them. */
   readonly rekinded: ReadonlyMap<string, EntityKind>
+  /** One-word persons that existed before and the full name of this document they turned out to be. */
+  readonly renamed: ReadonlyMap<string, string>
   readonly keys: ReadonlyArray<{ source_id: string; key: string; entity_id: string }>
   readonly aliases: ReadonlyArray<{ entity_id: string; alias: string }>
 }
@@ -301,14 +304,18 @@ interface Resolution {
  * (with its entity) of the source under any match key of the entities. A one-word name no key matches joins the
  * one person of the source whose first name it is or fits as a short form (`persons`: the key rows of the source's
  * persons starting with its letter that match its shortFormPatterns), so "Mel" in one document is the Melanie of
- * another.
+ * another. The other way round, a full name no key matches joins the one-word person of the source its first name
+ * is or fits ("Mel" stored before "Melanie Brown" was met; `oneWord`: the source's one-word persons starting with its
+ * letter), which takes the full name, when that word fits no other person of the source or of the document: the
+ * graph does not depend on which document came first.
  */
 const resolveEntities = (
   sourceId: string,
   entities: ReadonlyArray<{ readonly extracted: ExtractedEntity; readonly name: string }>,
   found: ReadonlyArray<SourceEntity & { readonly key: string }>,
   now: Date,
-  persons: ReadonlyArray<SourceEntity & { readonly key: string }> = []
+  persons: ReadonlyArray<SourceEntity & { readonly key: string }> = [],
+  oneWord: ReadonlyArray<SourceEntity & { readonly key: string }> = []
 ): Resolution => {
   const known = new Map<string, SourceEntity>()
   // By key as the database has it: the driver replaces lone surrogates, hence toWellFormed on our own keys.
@@ -329,10 +336,28 @@ const resolveEntities = (
     if (!known.has(row.id)) known.set(row.id, row)
     personKeys.push({ id: row.id, key: row.key })
   }
+  for (const row of oneWord) if (!known.has(row.id)) known.set(row.id, row)
   const entityIds: Array<string> = []
   const created = new Map<string, Resolution["created"][number]>()
   const described = new Map<string, string>()
   const rekinded = new Map<string, EntityKind>()
+  const renamed = new Map<string, string>()
+  const fits = (short: string, first: string) => first === short || shortFormFits(short, first)
+  // The persons the document names, by key: a word two of them fit stands for neither.
+  const documentPersons = new Set(
+    entities.filter(({ extracted }) => knownKind(extracted.kind) === "person").map(({ name }) => normalizeName(name))
+  )
+  /** The one-word person of the source this full name's first name is or fits, when it fits no other person. */
+  const oneWordFor = (key: string): SourceEntity | null => {
+    const first = key.split(" ")[0]!
+    const candidates = oneWord.filter((row) =>
+      fits(row.key, first) && !normalizeName(known.get(row.id)?.name ?? row.name).includes(" ") &&
+      personKeys.every((person) => person.id === row.id || !fits(row.key, person.key.split(" ")[0]!)) &&
+      [...documentPersons].every((other) => other === key || other === row.key || !fits(row.key, other.split(" ")[0]!))
+    )
+    const ids = new Set(candidates.map((row) => row.id))
+    return ids.size === 1 ? known.get([...ids][0]!) ?? candidates[0]! : null
+  }
   const keys: Array<Resolution["keys"][number]> = []
   const aliases = new Map<string, Resolution["aliases"][number]>()
   for (const { extracted, name } of entities) {
@@ -361,9 +386,18 @@ const resolveEntities = (
     const description = extracted.description?.trim() || null
     const short = best === undefined ? shortFormOf({ name, kind }) : null
     const person = short === null ? null : personForShortForm(short, personKeys)
+    const fullKey = normalizeName(name)
+    const shorter = best === undefined && person === null && kind === "person" && fullKey.includes(" ")
+      ? oneWordFor(fullKey)
+      : null
     let entity: SourceEntity
     if (best === undefined && person !== null) {
       entity = known.get(person)!
+    } else if (shorter !== null) {
+      aliases.set(`${shorter.id}\u0000${shorter.name}`, { entity_id: shorter.id, alias: shorter.name })
+      entity = { ...shorter, name }
+      known.set(entity.id, entity)
+      renamed.set(entity.id, name)
     } else if (best === undefined) {
       entity = { id: randomUUID(), name, kind, mention_count: 0, created_at: now, described: description !== null }
       known.set(entity.id, entity)
@@ -395,7 +429,15 @@ const resolveEntities = (
     }
     entityIds.push(entity.id)
   }
-  return { entityIds, created: [...created.values()], described, rekinded, keys, aliases: [...aliases.values()] }
+  return {
+    entityIds,
+    created: [...created.values()],
+    described,
+    rekinded,
+    renamed,
+    keys,
+    aliases: [...aliases.values()]
+  }
 }
 
 /**
@@ -583,6 +625,29 @@ export class Graph extends Context.Service<Graph, {
             for (const pattern of shortFormPatterns(short)) patterns.add(pattern)
             patternsByLetter.set(letter, patterns)
           }
+          // The source's one-word persons a full name of the document may be ("Mel" before "Melanie Brown"): the
+          // letter's one-word keys of one-word persons, kept where they fit the first name; the persons they may
+          // also fit are read with the short forms'.
+          const firstNames = new Set(entities.flatMap(({ extracted, name }) => {
+            const key = normalizeName(name)
+            return knownKind(extracted.kind) === "person" && key.includes(" ") ? [key.split(" ")[0]!] : []
+          }))
+          const oneWord: Array<SourceEntity & { key: string }> = []
+          for (const letter of new Set([...firstNames].map((first) => String.fromCodePoint(first.codePointAt(0)!)))) {
+            const next = String.fromCodePoint(letter.codePointAt(0)! + 1)
+            const rows = yield* sql<SourceEntity & { key: string }>`
+              SELECT e.id, k.key, e.name, e.kind, e.mention_count, e.created_at, e.description IS NOT NULL AS described
+              FROM entity_keys k JOIN entities e ON e.id = k.entity_id
+              WHERE k.source_id = ${sourceId} AND k.key >= ${letter} AND k.key < ${next} AND strpos(k.key, ' ') = 0
+                AND e.source_id = ${sourceId} AND e.kind = 'person' AND strpos(e.name, ' ') = 0`
+            for (const row of rows) {
+              if (![...firstNames].some((first) => first === row.key || shortFormFits(row.key, first))) continue
+              oneWord.push(row)
+              const patterns = patternsByLetter.get(letter) ?? new Set<string>()
+              for (const pattern of shortFormPatterns(row.key)) patterns.add(pattern)
+              patternsByLetter.set(letter, patterns)
+            }
+          }
           const persons: Array<SourceEntity & { key: string }> = []
           for (const [letter, patterns] of patternsByLetter) {
             const next = String.fromCodePoint(letter.codePointAt(0)! + 1)
@@ -592,11 +657,15 @@ export class Graph extends Context.Service<Graph, {
               WHERE k.source_id = ${sourceId} AND k.key >= ${letter} AND k.key < ${next}
                 AND k.key LIKE ANY(${[...patterns]}::text[]) AND e.source_id = ${sourceId} AND e.kind = 'person'`)
           }
-          const resolution = resolveEntities(sourceId, entities, found, now, persons)
+          const resolution = resolveEntities(sourceId, entities, found, now, persons, oneWord)
           for (const batch of Arr.chunksOf(resolution.created, 1000)) {
             yield* sql`INSERT INTO entities ${sql.insert(batch)}`
           }
-          yield* lockEntities([...resolution.described.keys(), ...resolution.rekinded.keys()])
+          yield* lockEntities([
+            ...resolution.described.keys(),
+            ...resolution.rekinded.keys(),
+            ...resolution.renamed.keys()
+          ])
           if (resolution.described.size > 0) {
             yield* sql`
               UPDATE entities e SET description = d.description
@@ -610,6 +679,13 @@ export class Graph extends Context.Service<Graph, {
               FROM unnest(${[...resolution.rekinded.keys()]}::text[], ${[...resolution.rekinded.values()]}::text[])
                 AS k (id, kind)
               WHERE e.id = k.id AND e.kind = 'other'`
+          }
+          if (resolution.renamed.size > 0) {
+            yield* sql`
+              UPDATE entities e SET name = r.name
+              FROM unnest(${[...resolution.renamed.keys()]}::text[], ${[...resolution.renamed.values()]}::text[])
+                AS r (id, name)
+              WHERE e.id = r.id`
           }
           for (const batch of Arr.chunksOf(resolution.keys, 1000)) {
             yield* sql`INSERT INTO entity_keys ${sql.insert(batch)} ON CONFLICT DO NOTHING`

@@ -218,6 +218,37 @@ for (const engine of engines) {
         assert.strictEqual(rows.find((row) => row.name === "Melanie")!.mention_count, 3)
       }))
 
+    it.effect("a one-word person stored before the full name it stands for becomes that person, whatever came first", () =>
+      Effect.gen(function*() {
+        const { url } = yield* TestServer
+        const token = yield* login(url, "Reverse")
+        const sourceId = yield* createSource(url, token)
+        const store = (title: string, text: string, ...named: ReadonlyArray<string>) =>
+          storeDocument(sourceId, title, text, {
+            entities: named.map((name, i) => entity(`e${i}`, name, "person")),
+            events: [event(text, "meet", named.map((_, i) => [`e${i}`, "participant"] as const), { chunks: [0] })]
+          })
+        yield* store("first", "Mel, Sam and Jo met.", "Mel", "Sam", "Jo")
+        yield* store("second", "Melanie Brown, Sam Hollis and Samira met.", "Melanie Brown", "Sam Hollis", "Samira")
+        yield* store("third", "Joanna Lee met Jonathan Price.", "Joanna Lee", "Jonathan Price")
+        yield* store("fourth", "Mel met Melanie Brown.", "Mel", "Melanie Brown")
+        const rows = yield* entityRows(sourceId)
+        // "Sam" also fits Samira and "Jo" both of the third document's people: they stay apart, as when they come last.
+        assert.deepStrictEqual(rows.map((row) => row.name), [
+          "Jo",
+          "Joanna Lee",
+          "Jonathan Price",
+          "Melanie Brown",
+          "Sam",
+          "Sam Hollis",
+          "Samira"
+        ])
+        const melanie = rows.find((row) => row.name === "Melanie Brown")!
+        assert.deepStrictEqual(melanie.aliases, ["Mel"])
+        assert.strictEqual(melanie.mention_count, 4)
+        assert.strictEqual(rows.find((row) => row.name === "Sam Hollis")!.aliases.length, 0)
+      }))
+
     it.effect("an entity known only as other takes the first kind a later document gives it, and keeps it", () =>
       Effect.gen(function*() {
         const { url } = yield* TestServer
