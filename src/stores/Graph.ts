@@ -351,12 +351,12 @@ const resolveEntities = (
   const oneWordFor = (key: string): SourceEntity | null => {
     const first = key.split(" ")[0]!
     const candidates = oneWord.filter((row) =>
-      fits(row.key, first) && !normalizeName(known.get(row.id)?.name ?? row.name).includes(" ") &&
+      fits(row.key, first) && !normalizeName(known.get(row.id)!.name).includes(" ") &&
       personKeys.every((person) => person.id === row.id || !fits(row.key, person.key.split(" ")[0]!)) &&
       [...documentPersons].every((other) => other === key || other === row.key || !fits(row.key, other.split(" ")[0]!))
     )
     const ids = new Set(candidates.map((row) => row.id))
-    return ids.size === 1 ? known.get([...ids][0]!) ?? candidates[0]! : null
+    return ids.size === 1 ? known.get([...ids][0]!)! : null
   }
   const keys: Array<Resolution["keys"][number]> = []
   const aliases = new Map<string, Resolution["aliases"][number]>()
