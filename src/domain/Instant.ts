@@ -34,18 +34,16 @@ export interface Reading {
 export const readInstant = (text: string): Reading | undefined => {
   const parts = isoPattern.exec(text)
   if (parts === null) return undefined
-  const [year, month, day, hour = 0, minute = 0, second = 0] = parts.slice(1, 7).map((part) =>
-    part === undefined ? undefined : Number(part)
-  ) as Array<number>
-  const offsetHours = parts[9] === undefined ? 0 : Number(parts[10])
-  const offsetMinutes = parts[9] === undefined ? 0 : Number(parts[11])
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 10, 11].map((at) =>
+    Number(parts[at] ?? 0)
+  ) as [number, number, number, number, number, number, number, number]
   if (
-    month! < 1 || month! > 12 || day! < 1 || day! > daysIn(year!, month!) || hour > 23 || minute > 59 ||
-    second > 59 || offsetMinutes > 59 || offsetHours * 60 + offsetMinutes > 14 * 60
+    month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59 ||
+    offsetMinutes > 59 || offsetHours * 60 + offsetMinutes > 14 * 60
   ) return undefined
   const date = new Date(0)
   // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
-  date.setUTCFullYear(year!, month! - 1, day!)
+  date.setUTCFullYear(year, month - 1, day)
   date.setUTCHours(hour, minute, second, Number((parts[7] ?? "0").padEnd(3, "0").slice(0, 3)))
   const offset = (parts[9] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
   const instant = storable(new Date(date.getTime() - offset * 60_000))
