@@ -218,7 +218,7 @@ for (const engine of engines) {
         assert.strictEqual(rows.find((row) => row.name === "Melanie")!.mention_count, 3)
       }))
 
-    it.effect("a one-word person stored before the full name it stands for becomes that person, whatever came first", () =>
+    it.effect("a one-word person stored before the full name it stands for becomes that person", () =>
       Effect.gen(function*() {
         const { url } = yield* TestServer
         const token = yield* login(url, "Reverse")
