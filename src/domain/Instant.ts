@@ -52,5 +52,6 @@ export const readInstant = (text: string): Reading | undefined => {
     : { date: instant, floating: parts[4] !== undefined && parts[8] === undefined && parts[9] === undefined }
 }
 
-/** The instant an ISO 8601 date or date-time names (see `readInstant`), or undefined when it names none. */
-export const instantOf = (text: string): Date | undefined => readInstant(text)?.date
+/** The instant an ISO 8601 date or date-time names (see `readInstant`); null when none is given or it names none. */
+export const instantOf = (text: string | undefined): Date | null =>
+  text === undefined ? null : readInstant(text)?.date ?? null

@@ -194,6 +194,10 @@ export const shortFormFits = (short: string, firstName: string): boolean => {
   )
 }
 
+/** Whether a one-word name is the first name itself or fits it as a short form (both normalised). */
+export const standsFor = (word: string, firstName: string): boolean =>
+  word === firstName || shortFormFits(word, firstName)
+
 /** The one word a person (or an entity of undetermined kind) is called by when its name is one word, else null. */
 export const shortFormOf = (entity: { readonly name: string; readonly kind: EntityKind }): string | null => {
   const key = normalizeName(entity.name)
@@ -230,7 +234,7 @@ export const personForShortForm = (
 ): string | null => {
   const ids = new Set(persons.flatMap((person) => {
     const first = person.key.split(" ")[0]!
-    return first === short || shortFormFits(short, first) ? [person.id] : []
+    return standsFor(short, first) ? [person.id] : []
   }))
   return ids.size === 1 ? [...ids][0]! : null
 }

@@ -26,7 +26,7 @@ import type {
   TimeValue
 } from "./Extraction.ts"
 import { type Span, spanOffsets, subjectFinder, type TaggedTerm } from "./subjects.ts"
-import { normalizeName, organizationAcronyms, shortFormFits, withoutCorporateSuffix } from "./resolve.ts"
+import { normalizeName, organizationAcronyms, shortFormFits, standsFor, withoutCorporateSuffix } from "./resolve.ts"
 
 const maxStatement = 300
 
@@ -1421,7 +1421,7 @@ const joinShortForms = (entities: Array<EntityDraft>, given: ReadonlySet<string>
     entity.surfaces.length = 0
     entity.spoken = 0
   }
-  const fits = (word: string, entity: EntityDraft) => firstNames(entity).some((name) => name === word || shortFormFits(word, name))
+  const fits = (word: string, entity: EntityDraft) => firstNames(entity).some((name) => standsFor(word, name))
   const anchors = entities.flatMap((entity, index) =>
     entity.kind === "person" && live(entity) && (entity.spoken > 0 || [...entity.keys].some((key) => key.includes(" ")))
       ? [index]

@@ -235,7 +235,7 @@ export class Documents extends Context.Service<Documents, {
         bytes: document.bytes,
         contentHash: sha256(document.bytes),
         // A connector's date outside what the API accepts (a page's "0000-01-01") is no date.
-        date: document.date === undefined ? null : instantOf(document.date) ?? null
+        date: instantOf(document.date)
       })
 
       /** The document queued with its job, or the existing document with the same bytes. */

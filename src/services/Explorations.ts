@@ -73,8 +73,6 @@ const summaryOf = (row: ExplorationRow): ExplorationSummary => ({
   updated_at: row.updated_at.toISOString()
 })
 
-const instant = (text: string | undefined): Date | null => text === undefined ? null : instantOf(text) ?? null
-
 const nodeParts = (nodeId: string) => {
   const at = nodeId.indexOf(":")
   return { type: nodeId.slice(0, at), id: nodeId.slice(at + 1) }
@@ -162,8 +160,8 @@ export class Explorations extends Context.Service<Explorations, {
       }, Effect.orDie)
 
       const create = Effect.fn("Explorations.create")(function*(owner: UserId, input: ExplorationCreate) {
-        const from = instant(input.window?.from)
-        const to = instant(input.window?.to)
+        const from = instantOf(input.window?.from)
+        const to = instantOf(input.window?.to)
         if (from !== null && to !== null && from >= to) {
           return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "body.window.to", message: "must be after from" }] })
         }

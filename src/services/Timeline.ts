@@ -115,8 +115,8 @@ export class Timeline extends Context.Service<Timeline, {
       }
 
       const timeline = Effect.fn("Timeline.timeline")(function*(owner: UserId, options: TimelineOptions) {
-        const from = options.from === undefined ? null : instantOf(options.from) ?? null
-        const to = options.to === undefined ? null : instantOf(options.to) ?? null
+        const from = instantOf(options.from)
+        const to = instantOf(options.to)
         if (from !== null && to !== null && from >= to) {
           return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "query.to", message: "must be after from" }] })
         }

@@ -709,10 +709,8 @@ export class Universe extends Context.Service<Universe, {
         return { total, following: total - start, page: list.slice(start, start + room) }
       }
 
-      const instant = (text: string | undefined) => text === undefined ? null : instantOf(text) ?? null
-
       const expand = Effect.fn("Universe.expand")(function*(owner: UserId, request: ExpandRequest) {
-        const window = { from: instant(request.from), to: instant(request.to) }
+        const window = { from: instantOf(request.from), to: instantOf(request.to) }
         if (window.from !== null && window.to !== null && window.from >= window.to) {
           return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "body.to", message: "must be after from" }] })
         }

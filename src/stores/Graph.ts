@@ -24,9 +24,9 @@ import {
   matchKeys,
   normalizeName,
   personForShortForm,
-  shortFormFits,
   shortFormOf,
-  shortFormPatterns
+  shortFormPatterns,
+  standsFor
 } from "../extract/resolve.ts"
 import type { Issue } from "../services/Sources.ts"
 import { searchable } from "./Searchable.ts"
@@ -342,7 +342,6 @@ const resolveEntities = (
   const described = new Map<string, string>()
   const rekinded = new Map<string, EntityKind>()
   const renamed = new Map<string, string>()
-  const fits = (short: string, first: string) => first === short || shortFormFits(short, first)
   // The persons the document names, by key: a word two of them fit stands for neither.
   const documentPersons = new Set(
     entities.filter(({ extracted }) => knownKind(extracted.kind) === "person").map(({ name }) => normalizeName(name))
@@ -351,9 +350,9 @@ const resolveEntities = (
   const oneWordFor = (key: string): SourceEntity | null => {
     const first = key.split(" ")[0]!
     const candidates = oneWord.filter((row) =>
-      fits(row.key, first) && !normalizeName(known.get(row.id)!.name).includes(" ") &&
-      personKeys.every((person) => person.id === row.id || !fits(row.key, person.key.split(" ")[0]!)) &&
-      [...documentPersons].every((other) => other === key || other === row.key || !fits(row.key, other.split(" ")[0]!))
+      standsFor(row.key, first) && !normalizeName(known.get(row.id)!.name).includes(" ") &&
+      personKeys.every((person) => person.id === row.id || !standsFor(row.key, person.key.split(" ")[0]!)) &&
+      [...documentPersons].every((other) => other === key || other === row.key || !standsFor(row.key, other.split(" ")[0]!))
     )
     const ids = new Set(candidates.map((row) => row.id))
     return ids.size === 1 ? known.get([...ids][0]!)! : null
@@ -641,7 +640,7 @@ export class Graph extends Context.Service<Graph, {
               WHERE k.source_id = ${sourceId} AND k.key >= ${letter} AND k.key < ${next} AND strpos(k.key, ' ') = 0
                 AND e.source_id = ${sourceId} AND e.kind = 'person' AND strpos(e.name, ' ') = 0`
             for (const row of rows) {
-              if (![...firstNames].some((first) => first === row.key || shortFormFits(row.key, first))) continue
+              if (![...firstNames].some((first) => standsFor(row.key, first))) continue
               oneWord.push(row)
               const patterns = patternsByLetter.get(letter) ?? new Set<string>()
               for (const pattern of shortFormPatterns(row.key)) patterns.add(pattern)
@@ -1054,8 +1053,8 @@ export class Graph extends Context.Service<Graph, {
         options: EventListOptions
       ) {
         yield* ownedSource(owner, sourceId)
-        const from = options.from === undefined ? null : instantOf(options.from) ?? null
-        const to = options.to === undefined ? null : instantOf(options.to) ?? null
+        const from = instantOf(options.from)
+        const to = instantOf(options.to)
         if (from !== null && to !== null && from >= to) {
           return yield* fail({ _tag: "InvalidQuery", issues: [{ path: "query.to", message: "must be after from" }] })
         }

@@ -29,7 +29,7 @@ describe("instants the API accepts", () => {
         "2023-05-01T10:00+15:00", "2023-05-01T10:00+02:60", "0000-01-01", "0001-01-01T00:00:00+00:01",
         "9999-12-31T23:59:59-00:01", "+010000-01-01", "2023-5-1", "2023-05-01T10", "yesterday", ""
       ]
-    ) assert.isUndefined(instantOf(text), text)
+    ) assert.isNull(instantOf(text), text)
   })
 
   it("tells a time without an offset from one with, and a date from both", () => {

@@ -16,10 +16,10 @@ export const parseMessages = (messages: ReadonlyArray<Message>): Parsed => {
   for (const message of messages) {
     const speaker = speakerOf(message)
     // A timestamp stored before the API refused impossible ones ("2023-02-30", year 0) is no timestamp.
-    const at = message.timestamp === undefined ? undefined : instantOf(message.timestamp)
+    const at = instantOf(message.timestamp)
     builder.add("message", `${speaker}: ${message.content}`, {
       speaker,
-      ...(at === undefined ? {} : { timestamp: at.toISOString() })
+      ...(at === null ? {} : { timestamp: at.toISOString() })
     })
   }
   return builder.build()
