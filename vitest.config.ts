@@ -7,6 +7,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     maxWorkers: 2,
+    // Test processes run WebAssembly on V8's baseline compiler only. PGlite's optimising tier-up (600 MB and seconds
+    // of compiling for its largest function, in every test process) is the likeliest place where V8 killed test
+    // processes in CI, and the suite runs faster without it. Servers the tests start as processes keep the service's
+    // own flags (docs/decisions.md, "Test processes without WebAssembly's optimising compiler").
+    execArgv: ["--liftoff-only"],
     reporters: ["default"]
   }
 })
