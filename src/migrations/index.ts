@@ -19,6 +19,7 @@ import nearDuplicateKeys from "./0017_near_duplicate_keys.ts"
 import personEntities from "./0018_person_entities.ts"
 import documentCounts from "./0019_document_counts.ts"
 import jobClaim from "./0020_job_claim.ts"
+import mentionForms from "./0021_mention_forms.ts"
 
 /** Every migration by `<number>_<name>`. Never edit one that has landed: add the next number. */
 const all = {
@@ -41,7 +42,8 @@ const all = {
   "0017_near_duplicate_keys": nearDuplicateKeys,
   "0018_person_entities": personEntities,
   "0019_document_counts": documentCounts,
-  "0020_job_claim": jobClaim
+  "0020_job_claim": jobClaim,
+  "0021_mention_forms": mentionForms
 }
 
 export const migrations = Migrator.fromRecord(all)

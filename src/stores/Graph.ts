@@ -296,6 +296,8 @@ interface Resolution {
   readonly renamed: ReadonlyMap<string, string>
   readonly keys: ReadonlyArray<{ source_id: string; key: string; entity_id: string }>
   readonly aliases: ReadonlyArray<{ entity_id: string; alias: string }>
+  /** Every match key the document's forms give each entity (not only the new ones), for its mention row. */
+  readonly keysOf: ReadonlyMap<string, ReadonlySet<string>>
 }
 
 /**
@@ -359,6 +361,7 @@ const resolveEntities = (
   }
   const keys: Array<Resolution["keys"][number]> = []
   const aliases = new Map<string, Resolution["aliases"][number]>()
+  const keysOf = new Map<string, Set<string>>()
   for (const { extracted, name } of entities) {
     const kind = knownKind(extracted.kind)
     const matchBy = matchKeys({ name, kind, aliases: extracted.aliases })
@@ -389,14 +392,23 @@ const resolveEntities = (
     const shorter = best === undefined && person === null && kind === "person" && fullKey.includes(" ")
       ? oneWordFor(fullKey)
       : null
+    /** The first description wins, and only where the entity has none. */
+    const describe = (target: SourceEntity) => {
+      if (description === null) return
+      const fresh = created.get(target.id)
+      if (fresh !== undefined) fresh.description ??= description
+      else if (!target.described && !described.has(target.id)) described.set(target.id, description)
+    }
     let entity: SourceEntity
     if (best === undefined && person !== null) {
       entity = known.get(person)!
+      describe(entity)
     } else if (shorter !== null) {
       aliases.set(`${shorter.id}\u0000${shorter.name}`, { entity_id: shorter.id, alias: shorter.name })
       entity = { ...shorter, name }
       known.set(entity.id, entity)
       renamed.set(entity.id, name)
+      describe(entity)
     } else if (best === undefined) {
       entity = { id: randomUUID(), name, kind, mention_count: 0, created_at: now, described: description !== null }
       known.set(entity.id, entity)
@@ -411,13 +423,12 @@ const resolveEntities = (
         if (fresh !== undefined) fresh.kind = kind
         else rekinded.set(entity.id, kind)
       }
-      // The first description wins, and only where the entity has none.
-      if (description !== null && fresh !== undefined && fresh.description === null) fresh.description = description
-      if (description !== null && fresh === undefined && !entity.described && !described.has(entity.id)) {
-        described.set(entity.id, description)
-      }
+      describe(entity)
     }
+    const given = keysOf.get(entity.id) ?? new Set<string>()
+    keysOf.set(entity.id, given)
     for (const key of matchKeys({ name, kind: entity.kind, aliases: extracted.aliases })) {
+      given.add(key)
       if (addKey(key.toWellFormed(), entity.id)) keys.push({ source_id: sourceId, key, entity_id: entity.id })
       if (entity.kind === "person") personKeys.push({ id: entity.id, key })
     }
@@ -435,7 +446,46 @@ const resolveEntities = (
     rekinded,
     renamed,
     keys,
-    aliases: [...aliases.values()]
+    aliases: [...aliases.values()],
+    keysOf
+  }
+}
+
+/** The fullest of an entity's forms: most words, then most characters, then the first given. */
+const fullestForm = (forms: ReadonlyArray<string>): string =>
+  forms.reduce((best, form) => {
+    const words = (text: string) => text.split(/\s+/).length
+    return words(form) > words(best) || (words(form) === words(best) && form.length > best.length) ? form : best
+  })
+
+/**
+ * What an entity's remaining documents say of it (the forms, keys and descriptions of their mention rows, oldest
+ * document first): its name if one of them gives it, else their fullest form; their other forms as its aliases;
+ * their keys; its description if one of them gives it, else the first one given. Undefined when a row holds none
+ * (stored before they were recorded): such an entity keeps what it has.
+ */
+export const remainingForms = (
+  entity: { readonly name: string; readonly description: string | null },
+  rows: ReadonlyArray<{
+    readonly forms: ReadonlyArray<string> | null
+    readonly keys: ReadonlyArray<string> | null
+    readonly description: string | null
+  }>
+) => {
+  if (rows.length === 0 || rows.some((row) => row.forms === null || row.keys === null)) return undefined
+  const forms = [...new Set(rows.flatMap((row) => row.forms!))]
+  if (forms.length === 0) return undefined
+  const canonical = normalizeName(entity.name)
+  const name = forms.some((form) => normalizeName(form) === canonical) ? entity.name : fullestForm(forms)
+  const given = rows.flatMap((row) => row.description === null ? [] : [row.description])
+  const named = normalizeName(name)
+  return {
+    name,
+    description: entity.description !== null && given.includes(entity.description)
+      ? entity.description
+      : given[0] ?? null,
+    aliases: forms.filter((form) => form !== name && normalizeName(form) !== named),
+    keys: [...new Set(rows.flatMap((row) => row.keys!))]
   }
 }
 
@@ -558,6 +608,57 @@ export class Graph extends Context.Service<Graph, {
           WHERE e.id = ANY(${ids}::text[])
             AND NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.entity_id = e.id)
             AND NOT EXISTS (SELECT 1 FROM event_participants p WHERE p.entity_id = e.id)`
+      })
+
+      /**
+       * The entities' names, aliases, keys and descriptions made what their remaining documents say (remainingForms),
+       * after versions went: a deleted or reprocessed document takes back what only it said of a surviving entity.
+       * Runs in the source's turn, with the entities locked.
+       */
+      const refreshForms = Effect.fnUntraced(function*(entityIds: ReadonlyArray<string>) {
+        const ids = [...new Set(entityIds)].sort()
+        if (ids.length === 0) return
+        const rows = yield* sql<{
+          id: string
+          name: string
+          current: string | null
+          forms: ReadonlyArray<string> | null
+          keys: ReadonlyArray<string> | null
+          description: string | null
+        }>`
+          SELECT e.id, e.name, e.description AS current, m.forms, m.keys, m.description
+          FROM entities e
+          JOIN entity_mentions m ON m.entity_id = e.id AND m.chunk_id IS NULL
+          JOIN documents d ON d.id = m.document_id
+          WHERE e.id = ANY(${ids}::text[])
+          ORDER BY e.id, d.created_at, d.id, m.version`
+        const refreshed = Object.entries(Arr.groupBy(rows, (row) => row.id)).flatMap(([id, group]) => {
+          const forms = remainingForms({ name: group[0]!.name, description: group[0]!.current }, group)
+          return forms === undefined ? [] : [{ id, ...forms }]
+        })
+        if (refreshed.length === 0) return
+        const refreshedIds = refreshed.map((entity) => entity.id)
+        const aliases = refreshed.flatMap((entity) => entity.aliases.map((alias) => ({ entity_id: entity.id, alias })))
+        const keys = refreshed.flatMap((entity) => entity.keys.map((key) => ({ entity_id: entity.id, key })))
+        // As JSON: the driver cannot encode an array holding nulls (descriptions may be none).
+        const named = refreshed.map(({ description, id, name }) => ({ id, name, description }))
+        yield* sql`
+          UPDATE entities e SET name = r.name, description = r.description, updated_at = now()
+          FROM jsonb_to_recordset(${JSON.stringify(named)}::jsonb) AS r (id text, name text, description text)
+          WHERE e.id = r.id AND (e.name <> r.name OR e.description IS DISTINCT FROM r.description)`
+        yield* sql`
+          DELETE FROM entity_aliases a WHERE a.entity_id = ANY(${refreshedIds}::text[]) AND NOT EXISTS (
+            SELECT 1 FROM unnest(${aliases.map((row) => row.entity_id)}::text[], ${aliases.map((row) => row.alias)}::text[])
+              AS r (entity_id, alias)
+            WHERE r.entity_id = a.entity_id AND r.alias = a.alias)`
+        for (const batch of Arr.chunksOf(aliases, 1000)) {
+          yield* sql`INSERT INTO entity_aliases ${sql.insert(batch)} ON CONFLICT DO NOTHING`
+        }
+        yield* sql`
+          DELETE FROM entity_keys k WHERE k.entity_id = ANY(${refreshedIds}::text[]) AND NOT EXISTS (
+            SELECT 1 FROM unnest(${keys.map((row) => row.entity_id)}::text[], ${keys.map((row) => row.key)}::text[])
+              AS r (entity_id, key)
+            WHERE r.entity_id = k.entity_id AND r.key = k.key)`
       })
 
       /**
@@ -694,31 +795,54 @@ export class Graph extends Context.Service<Graph, {
           }
 
           const byKey = new Map<string, string>()
-          const resolved = new Map<string, { mentions: number; forms: Set<string> }>()
+          const resolved = new Map<string, { mentions: number; forms: Set<string>; description: string | null }>()
           for (const [index, { extracted, name }] of entities.entries()) {
             const id = resolution.entityIds[index]!
             byKey.set(extracted.key, id)
-            const entry = resolved.get(id) ?? { mentions: 0, forms: new Set<string>() }
+            const entry = resolved.get(id) ?? { mentions: 0, forms: new Set<string>(), description: null }
             entry.mentions += Number.isFinite(extracted.mentions) ? Math.max(0, Math.round(extracted.mentions)) : 0
             for (const form of [name, ...extracted.aliases]) entry.forms.add(form)
+            entry.description ??= extracted.description?.trim() || null
             resolved.set(id, entry)
           }
 
+          // The row without a chunk also records what this version says of the entity (refreshForms reads it).
           const mentionRows: Array<{
             entity_id: string
             document_id: string
             version: number
             chunk_id: string | null
             count: number
+            forms: ReadonlyArray<string> | null
+            keys: ReadonlyArray<string> | null
+            description: string | null
           }> = []
           const lowered = chunks.map((chunk) => countingText(chunk.text))
-          for (const [entityId, { forms, mentions }] of resolved) {
-            mentionRows.push({ entity_id: entityId, document_id: documentId, version, chunk_id: null, count: mentions })
+          for (const [entityId, { forms, mentions, description }] of resolved) {
+            mentionRows.push({
+              entity_id: entityId,
+              document_id: documentId,
+              version,
+              chunk_id: null,
+              count: mentions,
+              forms: [...forms].map((form) => form.trim()).filter((form) => form.length > 0),
+              keys: [...resolution.keysOf.get(entityId) ?? []],
+              description
+            })
             const countIn = mentionCounter([...forms])
             for (const [index, chunk] of chunks.entries()) {
               const count = countIn(chunk.text, lowered[index])
               if (count > 0) {
-                mentionRows.push({ entity_id: entityId, document_id: documentId, version, chunk_id: chunk.id, count })
+                mentionRows.push({
+                  entity_id: entityId,
+                  document_id: documentId,
+                  version,
+                  chunk_id: chunk.id,
+                  count,
+                  forms: null,
+                  keys: null,
+                  description: null
+                })
               }
             }
           }
@@ -818,6 +942,7 @@ export class Graph extends Context.Service<Graph, {
           yield* sql`DELETE FROM events WHERE document_id = ANY(${ids}::text[]) AND ${others}`
           yield* sql`DELETE FROM entity_mentions WHERE document_id = ANY(${ids}::text[]) AND ${others}`
           yield* deleteOrphans(touched)
+          yield* refreshForms(touched)
         })).pipe(Effect.orDie)
 
       const activate = Effect.fn("Graph.activate")(function*(documentId: string, version: number) {

@@ -249,6 +249,72 @@ for (const engine of engines) {
         assert.strictEqual(rows.find((row) => row.name === "Sam Hollis")!.aliases.length, 0)
       }))
 
+    it.effect("a deleted document takes back the name, aliases, keys and description only it gave an entity", () =>
+      Effect.gen(function*() {
+        const { url, sql } = yield* TestServer
+        const graph = yield* Graph
+        const token = yield* login(url, "Takeback")
+        const sourceId = yield* createSource(url, token)
+        const store = (title: string, text: string, named: ReadonlyArray<readonly [string, string | undefined]>) =>
+          storeDocument(sourceId, title, text, {
+            entities: named.map(([name, description], i) =>
+              entity(`e${i}`, name, "person", description === undefined ? {} : { description })
+            ),
+            events: [event(text, "meet", named.map((_, i) => [`e${i}`, "participant"] as const), { chunks: [0] })]
+          })
+        const remove = (documentId: string) =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* graph.removeDocuments([documentId])
+            yield* sql`DELETE FROM documents WHERE id = ${documentId}`
+          }))
+        const keysOf = (entityId: string) =>
+          Effect.map(
+            sql<{ key: string }>`SELECT key FROM entity_keys WHERE entity_id = ${entityId} ORDER BY key`,
+            (rows) => rows.map((row) => row.key)
+          )
+        const person = (name: string) =>
+          Effect.gen(function*() {
+            const [row] = yield* sql<{ id: string; description: string | null }>`
+              SELECT id, description FROM entities WHERE source_id = ${sourceId} AND name = ${name}`
+            const snapshot = (yield* entityRows(sourceId)).find((entry) => entry.name === name)
+            return row === undefined
+              ? undefined
+              : { id: row.id, description: row.description, aliases: snapshot!.aliases, keys: yield* keysOf(row.id) }
+          })
+
+        yield* store("first", "Mel met Tom.", [["Mel", undefined], ["Tom", undefined]])
+        const second = yield* store("second", "Melanie Brown met Tom.", [["Melanie Brown", "A pianist."], ["Tom", undefined]])
+        const joined = (yield* person("Melanie Brown"))!
+        assert.deepStrictEqual(joined.aliases, ["Mel"])
+        assert.deepStrictEqual(joined.keys, ["mel", "melanie brown"])
+        assert.strictEqual(joined.description, "A pianist.")
+
+        yield* remove(second)
+        assert.strictEqual(yield* person("Melanie Brown"), undefined, "no document left names her so")
+        const left = (yield* person("Mel"))!
+        assert.strictEqual(left.id, joined.id, "the same entity")
+        assert.deepStrictEqual(left.aliases, [])
+        assert.deepStrictEqual(left.keys, ["mel"])
+        assert.strictEqual(left.description, null)
+
+        // Two documents give the full name; one of them goes: what the other says stays.
+        const third = yield* store("third", "Melanie Brown waved.", [["Melanie Brown", "A pianist."]])
+        yield* store("fourth", "Melanie Brown and Mel: one person.", [["Melanie Brown", "A teacher."], ["Mel", undefined]])
+        yield* remove(third)
+        const kept = (yield* person("Melanie Brown"))!
+        assert.strictEqual(kept.id, joined.id)
+        assert.deepStrictEqual(kept.aliases, ["Mel"])
+        assert.deepStrictEqual(kept.keys, ["mel", "melanie brown"])
+        assert.strictEqual(kept.description, "A teacher.", "the description only the deleted document gave went")
+
+        // Rows stored before the forms were recorded: the entity keeps what it has.
+        const fifth = yield* store("fifth", "Mel met Tom Hardy.", [["Mel", undefined], ["Tom Hardy", undefined]])
+        yield* sql`UPDATE entity_mentions SET forms = NULL WHERE chunk_id IS NULL AND document_id <> ${fifth}
+          AND entity_id = (SELECT id FROM entities WHERE source_id = ${sourceId} AND name = 'Tom Hardy')`
+        yield* remove(fifth)
+        assert.deepStrictEqual((yield* person("Tom Hardy"))?.keys, ["tom", "tom hardy"])
+      }))
+
     it.effect("an entity known only as other takes the first kind a later document gives it, and keeps it", () =>
       Effect.gen(function*() {
         const { url } = yield* TestServer
@@ -384,6 +450,9 @@ for (const engine of engines) {
         const id = (rows: ReadonlyArray<EntitySnapshot>, name: string, kind: string) =>
           rows.find((r) => r.name === name && r.kind === kind)!.id
         assert.strictEqual(id(after, "Jane Smith", "person"), id(before, "Jane Smith", "person"), "same entity kept")
+        assert.deepStrictEqual(before.find((r) => r.name === "Acme Corp")!.aliases, ["Acme"])
+        assert.deepStrictEqual(after.find((r) => r.name === "Acme Corp")!.aliases, [], "only the deleted document said Acme")
+        assert.deepStrictEqual(after.find((r) => r.name === "Jane Smith")!.aliases, ["Smith"])
         const [orphans] = yield* sql<{ n: number }>`
           SELECT count(*)::int AS n FROM entity_keys k WHERE k.source_id = ${sourceId}
             AND k.entity_id = ${id(before, "Jordan", "place")}`
