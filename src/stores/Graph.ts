@@ -300,6 +300,15 @@ interface Resolution {
   readonly keysOf: ReadonlyMap<string, ReadonlySet<string>>
 }
 
+/** What a version's mention row (the one without a chunk) says of its entity; null where stored before 0021. */
+interface GivenRow {
+  readonly entity_id: string
+  readonly version: number
+  readonly forms: ReadonlyArray<string> | null
+  readonly keys: ReadonlyArray<string> | null
+  readonly description: string | null
+}
+
 /**
  * Resolves the entities in order, each to the source's entity it is (a shared key, compatible kinds) or to a new
  * one created at `now`; each sees the entities and keys the ones before it added. `found` must hold every key row
@@ -459,20 +468,16 @@ const fullestForm = (forms: ReadonlyArray<string>): string =>
   })
 
 /**
- * What an entity's remaining documents say of it (the forms, keys and descriptions of their mention rows, oldest
- * document first): its name if one of them gives it, else their fullest form; their other forms as its aliases;
- * their keys; its description if one of them gives it, else the first one given. Undefined when a row holds none
- * (stored before they were recorded): such an entity keeps what it has.
+ * What an entity's remaining documents say of it (their mention rows, oldest document first): its name if one of
+ * them gives it, else their fullest form; their other forms as its aliases; its description if one of them gives
+ * it, else the first one given. Undefined when a row holds none (stored before forms were recorded): such an entity
+ * keeps what it has.
  */
-export const remainingForms = (
+const remainingForms = (
   entity: { readonly name: string; readonly description: string | null },
-  rows: ReadonlyArray<{
-    readonly forms: ReadonlyArray<string> | null
-    readonly keys: ReadonlyArray<string> | null
-    readonly description: string | null
-  }>
+  rows: ReadonlyArray<GivenRow>
 ) => {
-  if (rows.length === 0 || rows.some((row) => row.forms === null || row.keys === null)) return undefined
+  if (rows.length === 0 || rows.some((row) => row.forms === null)) return undefined
   const forms = [...new Set(rows.flatMap((row) => row.forms!))]
   if (forms.length === 0) return undefined
   const canonical = normalizeName(entity.name)
@@ -484,8 +489,7 @@ export const remainingForms = (
     description: entity.description !== null && given.includes(entity.description)
       ? entity.description
       : given[0] ?? null,
-    aliases: forms.filter((form) => form !== name && normalizeName(form) !== named),
-    keys: [...new Set(rows.flatMap((row) => row.keys!))]
+    aliases: forms.filter((form) => form !== name && normalizeName(form) !== named)
   }
 }
 
@@ -611,54 +615,85 @@ export class Graph extends Context.Service<Graph, {
       })
 
       /**
-       * The entities' names, aliases, keys and descriptions made what their remaining documents say (remainingForms),
-       * after versions went: a deleted or reprocessed document takes back what only it said of a surviving entity.
-       * Runs in the source's turn, with the entities locked.
+       * What the removed versions' mention rows said of the entities that the kept rows (the same documents' kept
+       * version) do not, taken back where no remaining row of the entity says it either: its keys and aliases, and
+       * when its name or description was among them, the name, aliases and description its remaining rows give
+       * (remainingForms). A remaining row stored before forms were recorded (null) counts as saying everything.
+       * Each thing is looked for until one row says it, so a common form of an entity with many documents costs a
+       * row or two, not a read of them all. Runs in the source's turn, with the entities locked.
        */
-      const refreshForms = Effect.fnUntraced(function*(entityIds: ReadonlyArray<string>) {
-        const ids = [...new Set(entityIds)].sort()
-        if (ids.length === 0) return
-        const rows = yield* sql<{
-          id: string
-          name: string
-          current: string | null
-          forms: ReadonlyArray<string> | null
-          keys: ReadonlyArray<string> | null
-          description: string | null
-        }>`
-          SELECT e.id, e.name, e.description AS current, m.forms, m.keys, m.description
-          FROM entities e
-          JOIN entity_mentions m ON m.entity_id = e.id AND m.chunk_id IS NULL
+      const takeBack = Effect.fnUntraced(function*(removed: ReadonlyArray<GivenRow>, kept: ReadonlyArray<GivenRow>) {
+        const keptBy = new Map<string, Set<string>>()
+        for (const row of kept) {
+          const said = keptBy.get(row.entity_id) ?? new Set<string>()
+          keptBy.set(row.entity_id, said)
+          for (const form of row.forms ?? []) said.add(`form\u0000${form}`)
+          for (const key of row.keys ?? []) said.add(`key\u0000${key}`)
+          if (row.description !== null) said.add(`description\u0000${row.description}`)
+        }
+        const candidates = new Map<string, { entity_id: string; kind: string; value: string }>()
+        const consider = (entityId: string, kind: string, value: string) => {
+          const id = `${kind}\u0000${value}`
+          if (keptBy.get(entityId)?.has(id) === true) return
+          candidates.set(`${entityId}\u0000${id}`, { entity_id: entityId, kind, value })
+        }
+        for (const row of removed) {
+          for (const form of row.forms ?? []) consider(row.entity_id, "form", form)
+          for (const key of row.keys ?? []) consider(row.entity_id, "key", key)
+          if (row.description !== null) consider(row.entity_id, "description", row.description)
+        }
+        if (candidates.size === 0) return
+        const lost = yield* sql<
+          { entity_id: string; kind: string; value: string; name: string; current: string | null }
+        >`
+          SELECT c.entity_id, c.kind, c.value, e.name, e.description AS current
+          FROM jsonb_to_recordset(${JSON.stringify([...candidates.values()])}::jsonb)
+            AS c (entity_id text, kind text, value text)
+          JOIN entities e ON e.id = c.entity_id
+          WHERE NOT EXISTS (
+            SELECT 1 FROM entity_mentions m
+            WHERE m.entity_id = c.entity_id AND m.chunk_id IS NULL AND (m.forms IS NULL OR CASE c.kind
+              WHEN 'form' THEN c.value = ANY(m.forms)
+              WHEN 'key' THEN c.value = ANY(m.keys)
+              ELSE m.description = c.value END))`
+        if (lost.length === 0) return
+        const pairs = (kind: string) => {
+          const rows = lost.filter((row) => row.kind === kind)
+          return JSON.stringify(rows.map((row) => ({ entity_id: row.entity_id, value: row.value })))
+        }
+        yield* sql`
+          DELETE FROM entity_keys k
+          USING jsonb_to_recordset(${pairs("key")}::jsonb) AS l (entity_id text, value text)
+          WHERE k.entity_id = l.entity_id AND k.key = l.value`
+        yield* sql`
+          DELETE FROM entity_aliases a
+          USING jsonb_to_recordset(${pairs("form")}::jsonb) AS l (entity_id text, value text)
+          WHERE a.entity_id = l.entity_id AND a.alias = l.value`
+        // An entity whose name or description went is made again from all its remaining rows.
+        const remade = [...new Set(lost.filter((row) =>
+          (row.kind === "form" && row.value === row.name) || (row.kind === "description" && row.value === row.current)
+        ).map((row) => row.entity_id))].sort()
+        if (remade.length === 0) return
+        const rows = yield* sql<GivenRow & { name: string; current: string | null }>`
+          SELECT m.entity_id, m.version, m.forms, m.keys, m.description, e.name, e.description AS current
+          FROM entity_mentions m
+          JOIN entities e ON e.id = m.entity_id
           JOIN documents d ON d.id = m.document_id
-          WHERE e.id = ANY(${ids}::text[])
-          ORDER BY e.id, d.created_at, d.id, m.version`
-        const refreshed = Object.entries(Arr.groupBy(rows, (row) => row.id)).flatMap(([id, group]) => {
+          WHERE m.entity_id = ANY(${remade}::text[]) AND m.chunk_id IS NULL
+          ORDER BY m.entity_id, d.created_at, d.id, m.version`
+        const entities = Object.entries(Arr.groupBy(rows, (row) => row.entity_id)).flatMap(([id, group]) => {
           const forms = remainingForms({ name: group[0]!.name, description: group[0]!.current }, group)
           return forms === undefined ? [] : [{ id, ...forms }]
         })
-        if (refreshed.length === 0) return
-        const refreshedIds = refreshed.map((entity) => entity.id)
-        const aliases = refreshed.flatMap((entity) => entity.aliases.map((alias) => ({ entity_id: entity.id, alias })))
-        const keys = refreshed.flatMap((entity) => entity.keys.map((key) => ({ entity_id: entity.id, key })))
-        // As JSON: the driver cannot encode an array holding nulls (descriptions may be none).
-        const named = refreshed.map(({ description, id, name }) => ({ id, name, description }))
+        if (entities.length === 0) return
+        const named = entities.map(({ description, id, name }) => ({ id, name, description }))
         yield* sql`
           UPDATE entities e SET name = r.name, description = r.description, updated_at = now()
           FROM jsonb_to_recordset(${JSON.stringify(named)}::jsonb) AS r (id text, name text, description text)
-          WHERE e.id = r.id AND (e.name <> r.name OR e.description IS DISTINCT FROM r.description)`
-        yield* sql`
-          DELETE FROM entity_aliases a WHERE a.entity_id = ANY(${refreshedIds}::text[]) AND NOT EXISTS (
-            SELECT 1 FROM unnest(${aliases.map((row) => row.entity_id)}::text[], ${aliases.map((row) => row.alias)}::text[])
-              AS r (entity_id, alias)
-            WHERE r.entity_id = a.entity_id AND r.alias = a.alias)`
-        for (const batch of Arr.chunksOf(aliases, 1000)) {
-          yield* sql`INSERT INTO entity_aliases ${sql.insert(batch)} ON CONFLICT DO NOTHING`
-        }
-        yield* sql`
-          DELETE FROM entity_keys k WHERE k.entity_id = ANY(${refreshedIds}::text[]) AND NOT EXISTS (
-            SELECT 1 FROM unnest(${keys.map((row) => row.entity_id)}::text[], ${keys.map((row) => row.key)}::text[])
-              AS r (entity_id, key)
-            WHERE r.entity_id = k.entity_id AND r.key = k.key)`
+          WHERE e.id = r.id`
+        yield* sql`DELETE FROM entity_aliases WHERE entity_id = ANY(${entities.map((entity) => entity.id)}::text[])`
+        const aliases = entities.flatMap((entity) => entity.aliases.map((alias) => ({ entity_id: entity.id, alias })))
+        for (const batch of Arr.chunksOf(aliases, 1000)) yield* sql`INSERT INTO entity_aliases ${sql.insert(batch)}`
       })
 
       /**
@@ -806,7 +841,7 @@ export class Graph extends Context.Service<Graph, {
             resolved.set(id, entry)
           }
 
-          // The row without a chunk also records what this version says of the entity (refreshForms reads it).
+          // The row without a chunk also records what this version says of the entity (takeBack reads it).
           const mentionRows: Array<{
             entity_id: string
             document_id: string
@@ -939,10 +974,13 @@ export class Graph extends Context.Service<Graph, {
             if (keep !== null) yield* shiftCounts(id, keep, "add")
           }
           const others = keep === null ? sql`true` : sql`version <> ${keep}`
+          const given = touched.length === 0 ? [] : yield* sql<GivenRow>`
+            SELECT entity_id, version, forms, keys, description FROM entity_mentions
+            WHERE document_id = ANY(${ids}::text[]) AND chunk_id IS NULL`
           yield* sql`DELETE FROM events WHERE document_id = ANY(${ids}::text[]) AND ${others}`
           yield* sql`DELETE FROM entity_mentions WHERE document_id = ANY(${ids}::text[]) AND ${others}`
           yield* deleteOrphans(touched)
-          yield* refreshForms(touched)
+          yield* takeBack(given.filter((row) => row.version !== keep), given.filter((row) => row.version === keep))
         })).pipe(Effect.orDie)
 
       const activate = Effect.fn("Graph.activate")(function*(documentId: string, version: number) {

@@ -283,7 +283,10 @@ for (const engine of engines) {
           })
 
         yield* store("first", "Mel met Tom.", [["Mel", undefined], ["Tom", undefined]])
-        const second = yield* store("second", "Melanie Brown met Tom.", [["Melanie Brown", "A pianist."], ["Tom", undefined]])
+        const second = yield* store("second", "Melanie Brown met Tom.", [
+          ["Melanie Brown", "A pianist."],
+          ["Tom", undefined]
+        ])
         const joined = (yield* person("Melanie Brown"))!
         assert.deepStrictEqual(joined.aliases, ["Mel"])
         assert.deepStrictEqual(joined.keys, ["mel", "melanie brown"])
@@ -299,13 +302,39 @@ for (const engine of engines) {
 
         // Two documents give the full name; one of them goes: what the other says stays.
         const third = yield* store("third", "Melanie Brown waved.", [["Melanie Brown", "A pianist."]])
-        yield* store("fourth", "Melanie Brown and Mel: one person.", [["Melanie Brown", "A teacher."], ["Mel", undefined]])
+        yield* store("fourth", "Melanie Brown and Mel: one person.", [
+          ["Melanie Brown", "A teacher."],
+          ["Mel", undefined]
+        ])
         yield* remove(third)
         const kept = (yield* person("Melanie Brown"))!
         assert.strictEqual(kept.id, joined.id)
         assert.deepStrictEqual(kept.aliases, ["Mel"])
         assert.deepStrictEqual(kept.keys, ["mel", "melanie brown"])
         assert.strictEqual(kept.description, "A teacher.", "the description only the deleted document gave went")
+
+        // Reprocessed: what the new version no longer says goes, what it says again stays.
+        const globex = (aliases: ReadonlyArray<string>, description?: string): Extraction => ({
+          entities: [
+            entity("g", "Globex", "organization", { aliases, ...(description === undefined ? {} : { description }) })
+          ],
+          events: [event("Globex grew", "grow", [["g", "actor"]], { chunks: [0] })]
+        })
+        const firm = yield* storeDocument(
+          sourceId,
+          "firm",
+          "Globex Worldwide (Globex, GW) grew.",
+          globex(["Globex Worldwide", "GW"], "A firm.")
+        )
+        yield* addChunks(firm, 2, ["Globex (GW) grew."])
+        yield* graph.store(firm, 2, globex(["GW"]))
+        yield* makeReady(firm, 2)
+        yield* sql`DELETE FROM chunks WHERE document_id = ${firm} AND version <> 2`
+        yield* graph.activate(firm, 2)
+        const reprocessed = (yield* person("Globex"))!
+        assert.deepStrictEqual(reprocessed.aliases, ["GW"])
+        assert.deepStrictEqual(reprocessed.keys, ["globex", "gw"])
+        assert.strictEqual(reprocessed.description, null)
 
         // Rows stored before the forms were recorded: the entity keeps what it has.
         const fifth = yield* store("fifth", "Mel met Tom Hardy.", [["Mel", undefined], ["Tom Hardy", undefined]])
