@@ -460,12 +460,15 @@ const resolveEntities = (
   }
 }
 
+const wordCount = (text: string) => text.split(/\s+/).length
+
 /** The fullest of an entity's forms: most words, then most characters, then the first given. */
 const fullestForm = (forms: ReadonlyArray<string>): string =>
-  forms.reduce((best, form) => {
-    const words = (text: string) => text.split(/\s+/).length
-    return words(form) > words(best) || (words(form) === words(best) && form.length > best.length) ? form : best
-  })
+  forms.reduce((best, form) =>
+    wordCount(form) > wordCount(best) || (wordCount(form) === wordCount(best) && form.length > best.length)
+      ? form
+      : best
+  )
 
 /**
  * What an entity's remaining documents say of it (their mention rows, oldest document first): its name if one of
@@ -620,7 +623,7 @@ export class Graph extends Context.Service<Graph, {
        * when its name or description was among them, the name, aliases and description its remaining rows give
        * (remainingForms). A remaining row stored before forms were recorded (null) counts as saying everything.
        * Each thing is looked for until one row says it, so a common form of an entity with many documents costs a
-       * row or two, not a read of them all. Runs in the source's turn, with the entities locked.
+       * few rows, not a read of them all. Runs in the source's turn, with the entities locked.
        */
       const takeBack = Effect.fnUntraced(function*(removed: ReadonlyArray<GivenRow>, kept: ReadonlyArray<GivenRow>) {
         const keptBy = new Map<string, Set<string>>()
