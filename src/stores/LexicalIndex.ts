@@ -600,9 +600,15 @@ export class LexicalIndex extends Context.Service<LexicalIndex, {
             FROM unnest(${slice}::text[], ${slice.map((term) => frequencies.get(term)!)}::int[]) AS u (term, df)
             ON CONFLICT (source_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df`
           if (sign === -1) {
+            // A term no searchable chunk holds any more goes, with its segments: they hold only postings of
+            // chunks out of search, and a deleted document's words are not kept until the next merge.
             yield* sql`
-              DELETE FROM lexical_terms t USING unnest(${slice}::text[]) AS q (term)
-              WHERE t.source_id = ${sourceId} AND t.term = q.term AND t.df <= 0`
+              WITH gone AS (
+                DELETE FROM lexical_terms t USING unnest(${slice}::text[]) AS q (term)
+                WHERE t.source_id = ${sourceId} AND t.term = q.term AND t.df <= 0
+                RETURNING t.term
+              )
+              DELETE FROM lexical_segments s USING gone WHERE s.source_id = ${sourceId} AND s.term = gone.term`
           } else {
             yield* sql`
               INSERT INTO lexical_segments (source_id, term, postings, packed)

@@ -68,8 +68,15 @@ for (const engine of engines) {
         const kept = yield* createSource(url, token, "kept")
         const mallards = yield* ready(url, token, doomed, "mallards", "Mallards feed in the Zyxquorble marshes at dawn.")
         const herons = yield* ready(url, token, doomed, "herons", "Herons nest in tall reeds near the Zyxquorble lake.")
-        const lava = yield* ready(url, token, kept, "lava", "Basaltic lava flows from shield volcanoes on Hawaii.")
-        const bread = yield* ready(url, token, kept, "bread", "Bakers knead the Plumtwizzle dough before baking bread.")
+        const lava = yield* ready(url, token, kept, "lava", "Melanie saw basaltic lava flow from shield volcanoes on Hawaii.")
+        // The full name is only the deleted document's: the graph's person takes it as her name while it is there.
+        const bread = yield* ready(
+          url,
+          token,
+          kept,
+          "bread",
+          "Bakers knead the Plumtwizzle dough before baking bread. Melanie Quibbleworth bakes it on Hawaii."
+        )
 
         const both = yield* search(url, token, "mallards herons lava bread", [doomed, kept])
         const doomedOnly = yield* search(url, token, "mallards herons", [doomed])
@@ -97,13 +104,16 @@ for (const engine of engines) {
           RETURNING id`.pipe(Effect.orDie)
 
         // The scan sees the copies a delete must reach.
-        const copies = yield* tablesHolding(sql, "zyxquorble")
-        for (const table of ["chunks", "document_parses", "explorations", "messages", "runs"]) assert.include(copies, table)
+        // The words' stems ("zyxquorbl"), as the lexical index holds them, are needles too.
+        const copies = yield* tablesHolding(sql, "zyxquorbl")
+        for (const table of ["chunks", "document_parses", "explorations", "lexical_segments", "messages", "runs"]) {
+          assert.include(copies, table)
+        }
         assert.includeMembers(yield* tablesHolding(sql, mallards), ["explorations", "messages", "runs"])
 
         const removed = yield* request(url, `/api/v1/sources/${doomed}`, { method: "DELETE", token })
         assert.strictEqual(removed.status, 200, removed.text)
-        for (const needle of [doomed, mallards, herons, "zyxquorble"]) {
+        for (const needle of [doomed, mallards, herons, "zyxquorbl"]) {
           assert.deepStrictEqual(yield* tablesHolding(sql, needle), [], needle)
         }
         const explorations = yield* sql<{ id: string; source_ids: ReadonlyArray<string>; results: ReadonlyArray<any> }>`
@@ -122,9 +132,12 @@ for (const engine of engines) {
         const untouched = yield* request(url, `/api/v1/agents/${agentId}/runs/${asked.body.id}`, { token })
         assert.include(untouched.body.answer, "Plumtwizzle", "an answer from the kept source stays")
 
+        assert.include(yield* tablesHolding(sql, "quibbleworth"), "entities", "the name the graph took from the document")
         const document = yield* request(url, `/api/v1/sources/${kept}/documents/${bread}`, { method: "DELETE", token })
         assert.strictEqual(document.status, 200, document.text)
-        for (const needle of [bread, "plumtwizzle"]) assert.deepStrictEqual(yield* tablesHolding(sql, needle), [], needle)
+        for (const needle of [bread, "plumtwizzl", "quibbleworth"]) {
+          assert.deepStrictEqual(yield* tablesHolding(sql, needle), [], needle)
+        }
         const [left] = yield* sql<{ results: ReadonlyArray<any> }>`SELECT results FROM explorations WHERE id = ${both}`
           .pipe(Effect.orDie)
         assert.deepStrictEqual(left!.results.map((hit) => hit.document_id), [lava])
