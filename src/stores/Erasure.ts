@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { Citation } from "../domain/Agent.ts"
+import { labelMembers as mapLabelMembers } from "./Universe.ts"
 
 /** What replaces an answer that drew on a deleted document: answers quote their sources, often word for word. */
 export const redactedAnswer = "[This answer was removed because a source it drew on was deleted.]"
@@ -170,6 +171,49 @@ export class Erasure extends Context.Service<Erasure, {
         yield* sql`UPDATE jobs SET document_id = NULL WHERE document_id = ANY(${documentIds}::text[])`
       }, Effect.orDie)
 
+      /**
+       * The source's stored universe map until its recompute (marked by the delete, seconds later): its communities'
+       * top members keep only entities that still exist, under their names now (the graph has taken back what the
+       * documents alone said), and their labels follow; its timeline's top events and its stored neighbours leave
+       * the documents and the events and entities gone with them (the map is not served from storage until its
+       * recompute; its counts wait for it). Runs after the graph's rows are removed.
+       */
+      const forgetMapCopies = (sourceId: string, documentIds: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          yield* sql`
+            WITH rebuilt AS (
+              SELECT c.community,
+                coalesce(
+                  jsonb_agg(jsonb_set(m.member, '{name}', to_jsonb(e.name)) ORDER BY m.n) FILTER (WHERE e.id IS NOT NULL),
+                  '[]'::jsonb
+                ) AS top
+              FROM universe_communities c
+              CROSS JOIN LATERAL jsonb_array_elements(c.top_members) WITH ORDINALITY AS m (member, n)
+              LEFT JOIN entities e ON e.id = m.member->>'id'
+              WHERE c.source_id = ${sourceId}
+              GROUP BY c.community
+            )
+            UPDATE universe_communities c SET top_members = r.top,
+              label = coalesce((
+                SELECT string_agg(t.member->>'name', ', ' ORDER BY t.n)
+                FROM jsonb_array_elements(r.top) WITH ORDINALITY AS t (member, n) WHERE t.n <= ${mapLabelMembers}
+              ), '')
+            FROM rebuilt r
+            WHERE c.source_id = ${sourceId} AND c.community = r.community`
+          yield* sql`
+            UPDATE universe_timeline t SET top = coalesce((
+              SELECT jsonb_agg(e.item ORDER BY e.n) FROM jsonb_array_elements(t.top) WITH ORDINALITY AS e (item, n)
+              WHERE EXISTS (SELECT 1 FROM events ev WHERE ev.id = e.item->>'id')), '[]'::jsonb)
+            WHERE t.source_id = ${sourceId}`
+          yield* sql`DELETE FROM universe_timeline WHERE source_id = ${sourceId} AND top = '[]'::jsonb`
+          yield* sql`
+            DELETE FROM universe_neighbours n
+            WHERE n.source_id = ${sourceId} AND (
+              (n.kind = 'document' AND n.ref_id = ANY(${documentIds}::text[]))
+              OR (n.kind = 'event' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = n.ref_id))
+              OR (n.kind = 'entity' AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = n.ref_id)))`
+        })
+
       const forgetDocuments = Effect.fn("Erasure.forgetDocuments")(function*(documentIds: ReadonlyArray<string>) {
         if (documentIds.length === 0) return
         yield* lockDocuments(documentIds)
@@ -179,7 +223,10 @@ export class Erasure extends Context.Service<Erasure, {
         for (const owner of new Set(sources.map((row) => row.owner_id))) {
           yield* forgetAnswers(owner, documentIds, null)
         }
-        for (const { source_id } of sources) yield* forgetHits(source_id, documentIds)
+        for (const { source_id } of sources) {
+          yield* forgetHits(source_id, documentIds)
+          yield* forgetMapCopies(source_id, documentIds)
+        }
         for (const owner of new Set(sources.map((row) => row.owner_id))) {
           yield* forgetNodes(owner, documentNodes(documentIds))
         }

@@ -59,7 +59,8 @@ export const storedNeighbours = 100
 export const quotedChunks = 5
 
 const topMembers = 5
-const labelMembers = 3
+/** A community's label: its first members' names. */
+export const labelMembers = 3
 
 /**
  * The universe aggregates: which sources need a new map (marks, debounced claims), what a map is computed from,

@@ -8,7 +8,8 @@ import { engines, freshServer, TestServer } from "../support/server.ts"
 
 /**
  * The tables (of every table in the schema) where `needle` occurs, case-insensitively, in any column: a row's text
- * form holds every text, jsonb and array column; bytea columns are searched for the needle's UTF-8 bytes.
+ * form holds every text, jsonb and array column; bytea columns are searched for the needle's UTF-8 bytes. (The row's
+ * alias is no column's name: the universe tables have a column `x`, which an alias `x` read instead of the row.)
  */
 const tablesHolding = (sql: SqlClient.SqlClient, needle: string) =>
   Effect.gen(function*() {
@@ -21,7 +22,7 @@ const tablesHolding = (sql: SqlClient.SqlClient, needle: string) =>
     const found = new Set<string>()
     for (const { table_name } of tables) {
       const [row] = yield* sql.unsafe<{ n: number }>(
-        `SELECT count(*)::int AS n FROM "${table_name}" x WHERE strpos(lower(x::text), lower($1)) > 0`,
+        `SELECT count(*)::int AS n FROM "${table_name}" whole_row WHERE strpos(lower(whole_row::text), lower($1)) > 0`,
         [needle]
       )
       if (row!.n > 0) found.add(table_name)
@@ -206,4 +207,53 @@ for (const engine of engines) {
       { timeout: 120_000 }
     )
   })
+}
+
+for (const engine of engines) {
+  // The universe maps are recomputed by the service's own clock here (not a test clock).
+  layer(freshServer(engine, { universeSettleMs: 100 }), { excludeTestServices: true })(
+    `a delete reaches the stored universe map (${engine})`,
+    (it) => {
+      it.effect("the map stored before a delete holds none of the document's names while it waits for its recompute", () =>
+        Effect.gen(function*() {
+          const { sql, url } = yield* TestServer
+          const token = yield* login(url, "Cartographer")
+          const sourceId = yield* createSource(url, token, "islands")
+          yield* ready(url, token, sourceId, "lava", "Melanie saw basaltic lava flow from shield volcanoes on Hawaii.")
+          const bread = yield* ready(url, token, sourceId, "bread", "Melanie Quibbleworth baked bread on Hawaii on 3 May 2019.")
+          const settled = Effect.gen(function*() {
+            for (let attempt = 0; attempt < 900; attempt++) {
+              const manifest = yield* request(url, `/api/v1/universe/manifest?source_ids=${sourceId}`, { token })
+              assert.strictEqual(manifest.status, 200, manifest.text)
+              if (!manifest.body.pending && manifest.body.computed_at !== null) return
+              yield* pause(100)
+            }
+            throw new Error("the universe map was not computed")
+          })
+          yield* settled
+          assert.includeMembers(yield* tablesHolding(sql, "quibbleworth"), ["entities", "universe_communities"])
+          const [event] = yield* sql<{ id: string }>`
+            SELECT id FROM events WHERE document_id = ${bread} AND time_start IS NOT NULL LIMIT 1`
+          assert.include(yield* tablesHolding(sql, event!.id), "universe_timeline", "the dated event is a top event")
+
+          // A hub's stored neighbours (entities in 100 events or more) name documents and events: two such rows, as
+          // a recompute writes them for a hub, pointing at the document and at one of its events.
+          const [hawaii] = yield* sql<{ id: string }>`SELECT id FROM entities WHERE source_id = ${sourceId} AND name = 'Hawaii'`
+          yield* sql`
+            INSERT INTO universe_neighbours (entity_id, source_id, kind, rank, ref_id, score)
+            VALUES (${hawaii!.id}, ${sourceId}, 'document', 0, ${bread}, 1), (${hawaii!.id}, ${sourceId}, 'event', 0, ${event!.id}, 1)`
+
+          // The recompute the delete marks is held back, so what is checked is what the delete itself left.
+          yield* sql`UPDATE universe_sources SET claimed_until = now() + interval '1 hour' WHERE source_id = ${sourceId}`
+          const removed = yield* request(url, `/api/v1/sources/${sourceId}/documents/${bread}`, { method: "DELETE", token })
+          assert.strictEqual(removed.status, 200, removed.text)
+          for (const needle of [bread, event!.id, "quibbleworth"]) {
+            assert.deepStrictEqual(yield* tablesHolding(sql, needle), [], needle)
+          }
+          const [community] = yield* sql<{ label: string }>`
+            SELECT label FROM universe_communities WHERE source_id = ${sourceId} AND label LIKE '%Melanie%'`
+          assert.include(community!.label, "Melanie", "the person stays, under the name left to her")
+        }))
+    }
+  )
 }
