@@ -176,18 +176,29 @@ export class Erasure extends Context.Service<Erasure, {
        * top members keep only entities that still exist, under their names now (the graph has taken back what the
        * documents alone said), and their labels follow; its timeline's top events and its stored neighbours leave
        * the documents and the events and entities gone with them (the map is not served from storage until its
-       * recompute; its counts wait for it). Runs after the graph's rows are removed.
+       * recompute; its counts wait for it). Runs after the graph's rows are removed. Rows a recompute is replacing
+       * right now (locked) are left to it: waiting for them could deadlock with its inserts, which wait for the
+       * entities this delete removes, and the source is marked again, so the next recompute follows.
        */
       const forgetMapCopies = (sourceId: string, documentIds: ReadonlyArray<string>) =>
         Effect.gen(function*() {
           yield* sql`
-            WITH rebuilt AS (
+            WITH stale AS (
+              SELECT community FROM universe_communities c
+              WHERE c.source_id = ${sourceId} AND EXISTS (
+                SELECT 1 FROM jsonb_array_elements(c.top_members) m (member)
+                LEFT JOIN entities e ON e.id = m.member->>'id'
+                WHERE e.name IS DISTINCT FROM m.member->>'name')
+              FOR UPDATE SKIP LOCKED
+            ),
+            rebuilt AS (
               SELECT c.community,
                 coalesce(
                   jsonb_agg(jsonb_set(m.member, '{name}', to_jsonb(e.name)) ORDER BY m.n) FILTER (WHERE e.id IS NOT NULL),
                   '[]'::jsonb
                 ) AS top
               FROM universe_communities c
+              JOIN stale USING (community)
               CROSS JOIN LATERAL jsonb_array_elements(c.top_members) WITH ORDINALITY AS m (member, n)
               LEFT JOIN entities e ON e.id = m.member->>'id'
               WHERE c.source_id = ${sourceId}
@@ -201,17 +212,39 @@ export class Erasure extends Context.Service<Erasure, {
             FROM rebuilt r
             WHERE c.source_id = ${sourceId} AND c.community = r.community`
           yield* sql`
+            WITH stale AS (
+              SELECT unit, bucket_start, bucket_end FROM universe_timeline t
+              WHERE t.source_id = ${sourceId} AND EXISTS (
+                SELECT 1 FROM jsonb_array_elements(t.top) e (item)
+                WHERE NOT EXISTS (SELECT 1 FROM events ev WHERE ev.id = e.item->>'id'))
+              FOR UPDATE SKIP LOCKED
+            )
             UPDATE universe_timeline t SET top = coalesce((
               SELECT jsonb_agg(e.item ORDER BY e.n) FROM jsonb_array_elements(t.top) WITH ORDINALITY AS e (item, n)
               WHERE EXISTS (SELECT 1 FROM events ev WHERE ev.id = e.item->>'id')), '[]'::jsonb)
-            WHERE t.source_id = ${sourceId}`
-          yield* sql`DELETE FROM universe_timeline WHERE source_id = ${sourceId} AND top = '[]'::jsonb`
+            FROM stale s
+            WHERE t.source_id = ${sourceId} AND t.unit = s.unit AND t.bucket_start = s.bucket_start
+              AND t.bucket_end = s.bucket_end`
           yield* sql`
-            DELETE FROM universe_neighbours n
-            WHERE n.source_id = ${sourceId} AND (
-              (n.kind = 'document' AND n.ref_id = ANY(${documentIds}::text[]))
-              OR (n.kind = 'event' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = n.ref_id))
-              OR (n.kind = 'entity' AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = n.ref_id)))`
+            WITH emptied AS (
+              SELECT unit, bucket_start, bucket_end FROM universe_timeline
+              WHERE source_id = ${sourceId} AND top = '[]'::jsonb
+              FOR UPDATE SKIP LOCKED
+            )
+            DELETE FROM universe_timeline t USING emptied e
+            WHERE t.source_id = ${sourceId} AND t.unit = e.unit AND t.bucket_start = e.bucket_start
+              AND t.bucket_end = e.bucket_end`
+          yield* sql`
+            WITH stale AS (
+              SELECT entity_id, kind, rank FROM universe_neighbours n
+              WHERE n.source_id = ${sourceId} AND (
+                (n.kind = 'document' AND n.ref_id = ANY(${documentIds}::text[]))
+                OR (n.kind = 'event' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = n.ref_id))
+                OR (n.kind = 'entity' AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = n.ref_id)))
+              FOR UPDATE SKIP LOCKED
+            )
+            DELETE FROM universe_neighbours n USING stale s
+            WHERE n.entity_id = s.entity_id AND n.kind = s.kind AND n.rank = s.rank`
         })
 
       const forgetDocuments = Effect.fn("Erasure.forgetDocuments")(function*(documentIds: ReadonlyArray<string>) {
