@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { Citation } from "../domain/Agent.ts"
-import { labelMembers as mapLabelMembers } from "./Universe.ts"
+import { communityLabel } from "./Universe.ts"
 
 /** What replaces an answer that drew on a deleted document: answers quote their sources, often word for word. */
 export const redactedAnswer = "[This answer was removed because a source it drew on was deleted.]"
@@ -182,35 +182,31 @@ export class Erasure extends Context.Service<Erasure, {
        */
       const forgetMapCopies = (sourceId: string, documentIds: ReadonlyArray<string>) =>
         Effect.gen(function*() {
-          yield* sql`
-            WITH stale AS (
-              SELECT community FROM universe_communities c
-              WHERE c.source_id = ${sourceId} AND EXISTS (
-                SELECT 1 FROM jsonb_array_elements(c.top_members) m (member)
-                LEFT JOIN entities e ON e.id = m.member->>'id'
-                WHERE e.name IS DISTINCT FROM m.member->>'name')
-              FOR UPDATE SKIP LOCKED
-            ),
-            rebuilt AS (
-              SELECT c.community,
-                coalesce(
-                  jsonb_agg(jsonb_set(m.member, '{name}', to_jsonb(e.name)) ORDER BY m.n) FILTER (WHERE e.id IS NOT NULL),
-                  '[]'::jsonb
-                ) AS top
-              FROM universe_communities c
-              JOIN stale USING (community)
-              CROSS JOIN LATERAL jsonb_array_elements(c.top_members) WITH ORDINALITY AS m (member, n)
+          const stale = yield* sql<{ community: number; top_members: ReadonlyArray<{ id: string; name: string }> }>`
+            SELECT community, top_members FROM universe_communities c
+            WHERE c.source_id = ${sourceId} AND EXISTS (
+              SELECT 1 FROM jsonb_array_elements(c.top_members) m (member)
               LEFT JOIN entities e ON e.id = m.member->>'id'
-              WHERE c.source_id = ${sourceId}
-              GROUP BY c.community
+              WHERE e.name IS DISTINCT FROM m.member->>'name')
+            FOR UPDATE SKIP LOCKED`
+          if (stale.length > 0) {
+            const ids = [...new Set(stale.flatMap((community) => community.top_members.map((member) => member.id)))]
+            const names = new Map(
+              (yield* sql<{ id: string; name: string }>`SELECT id, name FROM entities WHERE id = ANY(${ids}::text[])`)
+                .map((row) => [row.id, row.name])
             )
-            UPDATE universe_communities c SET top_members = r.top,
-              label = coalesce((
-                SELECT string_agg(t.member->>'name', ', ' ORDER BY t.n)
-                FROM jsonb_array_elements(r.top) WITH ORDINALITY AS t (member, n) WHERE t.n <= ${mapLabelMembers}
-              ), '')
-            FROM rebuilt r
-            WHERE c.source_id = ${sourceId} AND c.community = r.community`
+            const rebuilt = stale.map(({ community, top_members }) => {
+              const top = top_members.flatMap((member) => {
+                const name = names.get(member.id)
+                return name === undefined ? [] : [{ ...member, name }]
+              })
+              return { community, top, label: communityLabel(top) }
+            })
+            yield* sql`
+              UPDATE universe_communities c SET top_members = r.top, label = r.label
+              FROM jsonb_to_recordset(${JSON.stringify(rebuilt)}::jsonb) AS r (community int, top jsonb, label text)
+              WHERE c.source_id = ${sourceId} AND c.community = r.community`
+          }
           yield* sql`
             WITH stale AS (
               SELECT unit, bucket_start, bucket_end FROM universe_timeline t

@@ -59,8 +59,11 @@ export const storedNeighbours = 100
 export const quotedChunks = 5
 
 const topMembers = 5
+const labelMembers = 3
+
 /** A community's label: its first members' names. */
-export const labelMembers = 3
+export const communityLabel = (top: ReadonlyArray<{ readonly name: string }>) =>
+  top.slice(0, labelMembers).map((member) => member.name).join(", ")
 
 /**
  * The universe aggregates: which sources need a new map (marks, debounced claims), what a map is computed from,
@@ -301,7 +304,7 @@ export class UniverseMaps extends Context.Service<UniverseMaps, {
           const ends = members.flatMap((i) => entities[i]!.last_seen ?? [])
           return {
             community: c,
-            label: top.slice(0, labelMembers).map((member) => member.name).join(", "),
+            label: communityLabel(top),
             loose: community.loose,
             size: community.size,
             event_count: eventsOf[c]!,
