@@ -472,19 +472,19 @@ const fullestForm = (forms: ReadonlyArray<string>): string =>
 
 /**
  * What an entity's remaining documents say of it (their mention rows, oldest document first): its name if one of
- * them gives it, else their fullest form; their other forms as its aliases; its description if one of them gives
- * it, else the first one given. Undefined when a row holds none (stored before forms were recorded): such an entity
- * keeps what it has.
+ * them gives it (or none gives a form), else their fullest form; their other forms as its aliases; its description
+ * if one of them gives it, else the first one given. (takeBack asks only for entities no row from before forms
+ * were recorded speaks for: such a row counts as saying everything, so nothing of theirs is lost.)
  */
 const remainingForms = (
   entity: { readonly name: string; readonly description: string | null },
   rows: ReadonlyArray<GivenRow>
 ) => {
-  if (rows.length === 0 || rows.some((row) => row.forms === null)) return undefined
-  const forms = [...new Set(rows.flatMap((row) => row.forms!))]
-  if (forms.length === 0) return undefined
+  const forms = [...new Set(rows.flatMap((row) => row.forms ?? []))]
   const canonical = normalizeName(entity.name)
-  const name = forms.some((form) => normalizeName(form) === canonical) ? entity.name : fullestForm(forms)
+  const name = forms.length === 0 || forms.some((form) => normalizeName(form) === canonical)
+    ? entity.name
+    : fullestForm(forms)
   const given = rows.flatMap((row) => row.description === null ? [] : [row.description])
   const named = normalizeName(name)
   return {
@@ -684,11 +684,10 @@ export class Graph extends Context.Service<Graph, {
           JOIN documents d ON d.id = m.document_id
           WHERE m.entity_id = ANY(${remade}::text[]) AND m.chunk_id IS NULL
           ORDER BY m.entity_id, d.created_at, d.id, m.version`
-        const entities = Object.entries(Arr.groupBy(rows, (row) => row.entity_id)).flatMap(([id, group]) => {
-          const forms = remainingForms({ name: group[0]!.name, description: group[0]!.current }, group)
-          return forms === undefined ? [] : [{ id, ...forms }]
-        })
-        if (entities.length === 0) return
+        const entities = Object.entries(Arr.groupBy(rows, (row) => row.entity_id)).map(([id, group]) => ({
+          id,
+          ...remainingForms({ name: group[0]!.name, description: group[0]!.current }, group)
+        }))
         const named = entities.map(({ description, id, name }) => ({ id, name, description }))
         yield* sql`
           UPDATE entities e SET name = r.name, description = r.description, updated_at = now()
