@@ -3,7 +3,7 @@ import { Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Erasure, redactedAnswer } from "../../src/stores/Erasure.ts"
 import { login, request } from "../support/http.ts"
-import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+import { createSource, ingestText, waitForDocument, waitForUniverse } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 
 /**
@@ -221,16 +221,7 @@ for (const engine of engines) {
           const sourceId = yield* createSource(url, token, "islands")
           yield* ready(url, token, sourceId, "lava", "Melanie saw basaltic lava flow from shield volcanoes on Hawaii.")
           const bread = yield* ready(url, token, sourceId, "bread", "Melanie Quibbleworth baked bread on Hawaii on 3 May 2019.")
-          const settled = Effect.gen(function*() {
-            for (let attempt = 0; attempt < 900; attempt++) {
-              const manifest = yield* request(url, `/api/v1/universe/manifest?source_ids=${sourceId}`, { token })
-              assert.strictEqual(manifest.status, 200, manifest.text)
-              if (!manifest.body.pending && manifest.body.computed_at !== null) return
-              yield* pause(100)
-            }
-            throw new Error("the universe map was not computed")
-          })
-          yield* settled
+          yield* waitForUniverse(url, token, `?source_ids=${sourceId}`)
           assert.includeMembers(yield* tablesHolding(sql, "quibbleworth"), ["entities", "universe_communities"])
           const [event] = yield* sql<{ id: string }>`
             SELECT id FROM events WHERE document_id = ${bread} AND time_start IS NOT NULL LIMIT 1`

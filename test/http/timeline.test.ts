@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import type { Extraction, TimeValue } from "../../src/extract/Extraction.ts"
 import { entity, event, onDay, storeActiveDocument } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
-import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+import { createSource, ingestText, waitForDocument, waitForUniverse } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 
 const period = (start: string, end: string, precision: TimeValue["precision"], text: string): TimeValue => ({
@@ -281,11 +281,7 @@ for (const engine of engines) {
             events
           })
         }
-        for (let attempt = 0; attempt < 900; attempt++) {
-          const manifest = yield* request(url, "/api/v1/universe/manifest", { token })
-          if (!manifest.body.pending && manifest.body.computed_at !== null) break
-          yield* Effect.sleep("100 millis")
-        }
+        yield* waitForUniverse(url, token)
         const stored = yield* sql<{ n: number }>`
           SELECT count(*)::int AS n FROM universe_timeline WHERE source_id = ANY(${sources}::text[])`
         assert.isAbove(stored[0]!.n, 0, "the recompute stored the sources' timelines")

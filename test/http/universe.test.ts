@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { hubEvents, storedNeighbours } from "../../src/stores/Universe.ts"
 import { entity, event, onDay, storeActiveDocument } from "../support/graph.ts"
 import { login, request } from "../support/http.ts"
-import { createSource, ingestText, waitForDocument } from "../support/ingest.ts"
+import { createSource, ingestText, waitForDocument, waitForUniverse } from "../support/ingest.ts"
 import { engines, freshServer, TestServer } from "../support/server.ts"
 import { boardMeetings, footballSeason, sponsorship } from "../support/universeFixture.ts"
 
@@ -25,17 +25,8 @@ const api = (path: string, token: string | undefined, init: { method?: string; j
 
 const expand = (token: string, body: Record<string, unknown>) => api("/universe/expand", token, { json: body })
 
-/** Polls the manifest until no recompute is pending and the map was computed (bounded: 90 s). */
-const settled = (token: string, query = "") =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 900; attempt++) {
-      const reply = yield* api(`/universe/manifest${query}`, token)
-      assert.strictEqual(reply.status, 200, reply.text)
-      if (!reply.body.pending && reply.body.computed_at !== null) return reply.body
-      yield* Effect.sleep("100 millis")
-    }
-    throw new Error("the universe map was not recomputed")
-  })
+/** The manifest once no recompute is pending and the map was computed. */
+const settled = (token: string, query = "") => Effect.flatMap(TestServer, ({ url }) => waitForUniverse(url, token, query))
 
 const ingestAll = (url: string, token: string, source: string, docs: ReadonlyArray<{ title: string; text: string }>) =>
   Effect.gen(function*() {

@@ -38,6 +38,25 @@ export const waitForDocument = (
     throw new Error(`document ${documentId} did not finish`)
   })
 
+/**
+ * The universe manifest (`query`: its query string, with "?") once no recompute is pending and the map was computed.
+ * The service recomputes on its own clock: a server under a test clock never gets there.
+ */
+export const waitForUniverse = (url: string, token: string, query = "", withinMs = 90_000) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + withinMs
+    while (Date.now() < deadline) {
+      const response = await fetch(`${url}/api/v1/universe/manifest${query}`, {
+        headers: { authorization: `Bearer ${token}` }
+      })
+      const manifest = await response.json() as any
+      if (response.status !== 200) throw new Error(`universe manifest: ${response.status} ${JSON.stringify(manifest)}`)
+      if (!manifest.pending && manifest.computed_at !== null) return manifest
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    throw new Error("the universe map was not recomputed")
+  })
+
 /** A multipart upload of files from the shared samples or given bytes. */
 export const upload = (
   url: string,
