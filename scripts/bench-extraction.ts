@@ -2,7 +2,8 @@
  * What rule extraction costs ingestion: a BEIR corpus (corpus.jsonl) ingested through the real pipeline (HTTP,
  * workers, no embedding model) with `ENGRAM_EXTRACTOR=off`, then with the rules, back to back in one run, each
  * into a fresh database, and the ratio of the two times; for each, the time spent in each pipeline stage summed over
- * the documents (the instance's stage histogram), which shows where the difference goes. `--runs N` repeats the
+ * the documents (the instance's stage histogram), which shows where the difference goes, and this process's CPU time
+ * (the service runs in it: its main and ingestion threads; the database server's is not counted). `--runs N` repeats the
  * pair N times, alternating, and reports the median of each mode and of the pairs' ratios (one pair's ratio moves
  * by a fifth between runs on a shared 2-core machine).
  *   npm run bench:extraction -- --dataset ../shared/datasets/scifact [--docs N] [--only off|rules] [--runs N]
@@ -39,7 +40,9 @@ const freshDatabase = serverUrl === undefined
 
 const engine = serverUrl === undefined ? "pglite" : "postgres"
 const loadBefore = Os.loadavg()
-type Timed = Partial<Record<"off" | "rules", { seconds: number; chunks: number; stages: Record<string, number> }>>
+type Timed = Partial<
+  Record<"off" | "rules", { seconds: number; cpuSeconds: number; chunks: number; stages: Record<string, number> }>
+>
 /** One entry per pair of runs; the last is the one in progress. */
 const pairs: Array<Timed> = []
 
@@ -82,7 +85,10 @@ const writeResult = () => {
       rules_seconds: pair.rules?.seconds ?? null,
       ratio: ratioOf(pair)
     })),
-    // The last pair's.
+    // The last pair's. CPU: this process's, all its threads (the service's main and ingestion threads, V8's
+    // helpers, and the benchmark's client); the database server's is not in it.
+    off_cpu_seconds: timed.off?.cpuSeconds ?? null,
+    rules_cpu_seconds: timed.rules?.cpuSeconds ?? null,
     off_stage_seconds: timed.off?.stages ?? null,
     rules_stage_seconds: timed.rules?.stages ?? null,
     chunks: timed.rules?.chunks ?? timed.off?.chunks ?? null,
@@ -106,6 +112,7 @@ const ingest = (extractor: "off" | "rules") =>
     const token: string = session.access_token
     const stagesBefore = yield* Effect.promise(() => stageSeconds(url))
     const started = performance.now()
+    const cpuBefore = process.cpuUsage()
     const source = yield* Effect.promise(() =>
       call(url, "/api/v1/sources", { token, json: { name: "corpus", connector_kind: "file_upload", config: {} } })
     )
@@ -117,7 +124,12 @@ const ingest = (extractor: "off" | "rules") =>
     )
     const done = yield* Effect.promise(() => waitForSource(url, token, source.id, corpus.length))
     const seconds = (performance.now() - started) / 1000
-    console.log(`${extractor}: ${done.document_count} documents, ${done.chunk_count} chunks in ${seconds.toFixed(1)} s`)
+    const cpu = process.cpuUsage(cpuBefore)
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6
+    console.log(
+      `${extractor}: ${done.document_count} documents, ${done.chunk_count} chunks in ${seconds.toFixed(1)} s ` +
+        `(this process's CPU ${cpuSeconds.toFixed(1)} s, all threads)`
+    )
     // The stage histograms live as long as the process, across instances: this run's share is the difference.
     const stagesAfter = yield* Effect.promise(() => stageSeconds(url))
     const stages = Object.fromEntries(
@@ -126,7 +138,7 @@ const ingest = (extractor: "off" | "rules") =>
     console.log(`  time in each stage, summed over documents: ${
       Object.entries(stages).map(([stage, total]) => `${stage} ${total.toFixed(1)} s`).join(", ")
     }`)
-    pairs[pairs.length - 1]![extractor] = { seconds, chunks: done.chunk_count, stages }
+    pairs[pairs.length - 1]![extractor] = { seconds, cpuSeconds, chunks: done.chunk_count, stages }
     const ratio = writeResult()
     if (ratio !== null) console.log(`rules / off: ${ratio.toFixed(2)}`)
   }))
