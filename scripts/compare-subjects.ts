@@ -7,7 +7,8 @@
  */
 import * as Fs from "node:fs"
 import nlp from "../src/extract/nlp.ts"
-import { spanOffsets, subjectFinder, type TaggedTerm } from "../src/extract/subjects.ts"
+import { spanOffsets, type TaggedTerm } from "../src/extract/spans.ts"
+import { subjectFinder } from "../src/extract/subjects.ts"
 import { argument, readJsonl } from "./lib/instance.ts"
 
 type Term = TaggedTerm & { readonly offset: { readonly start: number; readonly length: number } }

@@ -10,6 +10,7 @@
  */
 import nlp from "compromise"
 import { type Leading, leadingOf, mayMatchIn, type Reg, type Term } from "./leading.ts"
+import type { Matcher as SpanMatcher } from "./spans.ts"
 import { type Matcher, type Net, sweep, type SweepMethods, type SweepOptions } from "./sweep.ts"
 
 type Token = Record<string, unknown>
@@ -41,6 +42,7 @@ type Regs = ReadonlyArray<Reg> & { [leadingKey]?: Leading }
 
 interface Todo {
   readonly regs?: ReadonlyArray<Reg>
+  readonly group?: number
 }
 
 const noMatch = () => ({ ptrs: [], byGroup: {} })
@@ -111,5 +113,23 @@ nlp.plugin({
     }
   }
 } as Parameters<typeof nlp.plugin>[0])
+
+const world = nlp.world() as unknown as { readonly methods: { readonly one: Methods } }
+
+/**
+ * A compromise pattern as a matcher over one piece of a sentence's terms (spans.ts): compromise's own matcher (with
+ * the plugin's tests above) run on the piece's terms, as `view.match(pattern, group)` runs it on a view's, its
+ * matches (or the group's) given as spans of the sentence. The pattern is parsed once.
+ */
+export const patternMatcher = (pattern: string, group?: number): SpanMatcher => {
+  let regs: unknown
+  return (terms, piece) => {
+    regs ??= world.methods.one.parseMatch(pattern, undefined, world)
+    const found = world.methods.one.match([terms.slice(piece[0], piece[1])] as never, { regs, group } as Todo) as {
+      readonly ptrs: ReadonlyArray<ReadonlyArray<number>>
+    }
+    return found.ptrs.map((pointer) => [piece[0] + pointer[1]!, piece[0] + pointer[2]!] as const)
+  }
+}
 
 export default nlp

@@ -25,7 +25,9 @@ import type {
   ParticipantRole,
   TimeValue
 } from "./Extraction.ts"
-import { type Span, spanOffsets, subjectFinder, type TaggedTerm } from "./subjects.ts"
+import { type Span, spanOffsets, type TaggedTerm } from "./spans.ts"
+import { subjectFinder } from "./subjects.ts"
+import { readVerbPhrase, type VerbReading, verbPhrasesOf } from "./verbs.ts"
 import { normalizeName, organizationAcronyms, shortFormFits, standsFor, withoutCorporateSuffix } from "./resolve.ts"
 
 const maxStatement = 300
@@ -36,18 +38,7 @@ interface CompromiseTerm extends TaggedTerm {
 }
 
 interface VerbJson {
-  readonly offset: { readonly start: number; readonly length: number }
-  readonly verb: {
-    readonly infinitive: string
-    readonly negative: boolean
-    readonly grammar: {
-      readonly form: string
-      readonly tense: string
-      readonly passive?: boolean
-      readonly copula: boolean
-      readonly isInfinitive: boolean
-    }
-  }
+  readonly verb: VerbReading
 }
 
 type Document = ReturnType<typeof nlp>
@@ -132,10 +123,7 @@ const lemmaOf = (infinitive: string) => {
 }
 
 /** json() options that leave out the text and terms, which are not read. */
-const offsetOnly = { offset: true, text: false, terms: false } as unknown as { readonly offset: true }
-
-/** The part of compromise's `json()` of a verb phrase the rules read. */
-type VerbFacts = VerbJson["verb"]
+const verbOnly = { text: false, terms: false }
 
 /**
  * compromise's reading of a verb phrase depends only on its words (their forms, punctuation and tags: the
@@ -143,8 +131,15 @@ type VerbFacts = VerbJson["verb"]
  * ("learned to code"); it clones the whole document three times to get it. The same phrases
  * recur ("was", "were", "showed"), so each is read once; the cache stops growing at `maxVerbPhrases`.
  */
-const verbFacts = new Map<string, VerbFacts>()
+const verbFacts = new Map<string, VerbReading>()
 const maxVerbPhrases = 50_000
+
+/** The class of compromise's verb-phrase views, to read a phrase `verbs.ts` found (`json()` reads its grammar). */
+const VerbsView = (nlp("walk").verbs() as unknown as {
+  readonly constructor: new(document: unknown, pointer: ReadonlyArray<ReadonlyArray<number>>) => {
+    readonly json: (options: unknown) => unknown
+  }
+}).constructor
 
 const verbKeyOf = (terms: ReadonlyArray<CompromiseTerm>, start: number, end: number) => {
   const before = terms[start - 1]
@@ -168,24 +163,20 @@ const verbKeyOf = (terms: ReadonlyArray<CompromiseTerm>, start: number, end: num
 const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: number): Array<Verb> => {
   const verbs: Array<Verb> = []
   let findSubject: ((verbStart: number) => Span | null) | undefined
-  view.verbs().forEach((oneVerb) => {
-    const verbView = oneVerb as ReturnType<Document["verbs"]>
-    const pointer = (verbView.fullPointer as ReadonlyArray<ReadonlyArray<number>>)[0]
-    if (pointer === undefined) return
-    const verbStart = pointer[1]!
-    const verbEnd = pointer[2]!
+  const sentence = (view.fullPointer as ReadonlyArray<ReadonlyArray<number>>)[0]![0]!
+  const document = (view as unknown as { readonly document: ReadonlyArray<ReadonlyArray<unknown>> }).document
+  const documentTerms = document.reduce((count, sentenceTerms) => count + sentenceTerms.length, 0)
+  for (const [verbStart, verbEnd] of verbPhrasesOf(terms)) {
     const key = verbKeyOf(terms, verbStart, verbEnd)
     let facts = verbFacts.get(key)
-    let offset: { readonly start: number; readonly length: number }
     if (facts === undefined) {
-      const json = (verbView.json(offsetOnly) as ReadonlyArray<VerbJson>)[0]
-      if (json === undefined) return
-      facts = json.verb
-      offset = json.offset
+      // A phrase with a contraction is read by compromise itself, which expands it first.
+      facts = readVerbPhrase(terms, [verbStart, verbEnd], sentence, documentTerms) ??
+        (new VerbsView(document, [[sentence, verbStart, verbEnd]]).json(verbOnly) as ReadonlyArray<VerbJson>)[0]?.verb
+      if (facts === undefined) continue
       if (verbFacts.size < maxVerbPhrases) verbFacts.set(key, facts)
-    } else {
-      offset = spanOffsets(terms, [verbStart, verbEnd])
     }
+    const offset = spanOffsets(terms, [verbStart, verbEnd])
     const grammar = facts.grammar
     let subject: Verb["subject"] | undefined
     verbs.push({
@@ -207,7 +198,7 @@ const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: num
         return subject
       }
     })
-  })
+  }
   return verbs
 }
 
