@@ -250,7 +250,7 @@ export const readVerbPhrase = (
   for (let k = phrase[0]; k < phrase[1]; k++) {
     if (terms[k]!.tags.has("Negative") || terms[k]!.tags.has("Prefix")) dropped.add(k)
   }
-  let kept = [] as Array<TaggedTerm>
+  let kept: Array<TaggedTerm> = []
   for (let k = phrase[0]; k < phrase[1]; k++) if (!dropped.has(k)) kept.push(terms[k]!)
   if (anyHas(terms, root, phrasalVerbParticle) && kept.length > 0 && lastParticle(kept, [0, kept.length]).length > 0) {
     kept = kept.slice(0, -1)
@@ -260,14 +260,8 @@ export const readVerbPhrase = (
   const cleaned = [...before, ...kept]
   const pieces = without(cleaned, kept.length === 0 ? [] : [[before.length, cleaned.length]], adverb)
   const form = formMatchers.find((one) => anyHas(cleaned, pieces, one.has))
-  const grammar: { form?: string; tense?: string; passive?: boolean; isInfinitive: boolean } = {
-    ...(form === undefined ? {} : { form: form.name, ...form.data }),
-    isInfinitive: false
-  }
-  if (form === undefined && anyHas(cleaned, pieces, loneVerb)) grammar.form = "infinitive"
-  grammar.tense ??= anyHas(terms, root, pastTense) ? "PastTense" : "PresentTense"
   // 'learn to code': with a "to" right before it taken in, a piece opens with "to" and an infinitive.
-  grammar.isInfinitive = anyHas(cleaned, pieces, infinitive) &&
+  const isInfinitive = anyHas(cleaned, pieces, infinitive) &&
     anyHas(
       cleaned,
       pieces.map(([start, end]) => [start > 0 && isWord(cleaned[start - 1], "to") ? start - 1 : start, end] as const),
@@ -279,6 +273,15 @@ export const readVerbPhrase = (
   return {
     infinitive: toInfinitive(normalText(terms, root, whole), model, tense),
     negative: anyHas(terms, [phrase], negative),
-    grammar: grammar as VerbReading["grammar"]
+    grammar: {
+      ...(form !== undefined
+        ? { form: form.name }
+        : anyHas(cleaned, pieces, loneVerb)
+        ? { form: "infinitive" }
+        : {}),
+      tense: form?.data.tense ?? (anyHas(terms, root, pastTense) ? "PastTense" : "PresentTense"),
+      ...(form?.data.passive === true ? { passive: true } : {}),
+      isInfinitive
+    }
   }
 }
