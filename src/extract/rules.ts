@@ -160,12 +160,11 @@ const verbKeyOf = (terms: ReadonlyArray<CompromiseTerm>, start: number, end: num
  * open a clause, or a sentence with a description ("the company"), need it), by `subjects.ts`: compromise's own
  * subject heuristic over the sentence's tagged terms, without compromise's views.
  */
-const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: number): Array<Verb> => {
+const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: number, documentTerms: number): Array<Verb> => {
   const verbs: Array<Verb> = []
   let findSubject: ((verbStart: number) => Span | null) | undefined
   const sentence = (view.fullPointer as ReadonlyArray<ReadonlyArray<number>>)[0]![0]!
   const document = (view as unknown as { readonly document: ReadonlyArray<ReadonlyArray<unknown>> }).document
-  const documentTerms = document.reduce((count, sentenceTerms) => count + sentenceTerms.length, 0)
   for (const [verbStart, verbEnd] of verbPhrasesOf(terms)) {
     const key = verbKeyOf(terms, verbStart, verbEnd)
     let facts = verbFacts.get(key)
@@ -313,6 +312,9 @@ const sentencesOf = (
     const parsed = nlp(segment.replace(/(?<=\p{L})`(?=\p{L})/gu, "'"))
     // The terms are read as compromise holds them: a sentence's json() would also parse its grammar, unused here.
     parsed.compute("offset")
+    // The line's number of terms: compromise reads a verb that is all of it otherwise (verbs.ts).
+    const documentTerms = (parsed as unknown as { readonly document: ReadonlyArray<ReadonlyArray<unknown>> }).document
+      .reduce((count, sentenceTerms) => count + sentenceTerms.length, 0)
     parsed.sentences().forEach((one) => {
       const view = one as Document
       const tagged = (view.docs as unknown as ReadonlyArray<ReadonlyArray<CompromiseTerm>>)[0] ?? []
@@ -341,7 +343,7 @@ const sentencesOf = (
         text: text.slice(start, end).replace(/\s+/g, " ").trim(),
         terms,
         get verbs() {
-          return verbs ??= verbsOf(view, tagged, base)
+          return verbs ??= verbsOf(view, tagged, base, documentTerms)
         }
       })
     })

@@ -255,8 +255,8 @@ export const readVerbPhrase = (
   if (anyHas(terms, root, phrasalVerbParticle) && kept.length > 0 && lastParticle(kept, [0, kept.length]).length > 0) {
     kept = kept.slice(0, -1)
   }
-  // The words before the phrase stay in front of it, for "to" ("learned to code").
-  const before = terms.slice(0, phrase[0])
+  // The word before the phrase stays in front of it, for "to" ("learned to code").
+  const before = phrase[0] > 0 ? [terms[phrase[0] - 1]!] : []
   const cleaned = [...before, ...kept]
   const pieces = without(cleaned, kept.length === 0 ? [] : [[before.length, cleaned.length]], adverb)
   const form = formMatchers.find((one) => anyHas(cleaned, pieces, one.has))
