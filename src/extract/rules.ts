@@ -126,10 +126,10 @@ const lemmaOf = (infinitive: string) => {
 const verbOnly = { text: false, terms: false }
 
 /**
- * compromise's reading of a verb phrase depends only on its words (their forms, punctuation and tags: the
- * infinitive is read from the text with its punctuation, "-destabilizing") and on whether "to" stands before it
- * ("learned to code"); it clones the whole document three times to get it. The same phrases
- * recur ("was", "were", "showed"), so each is read once; the cache stops growing at `maxVerbPhrases`.
+ * A verb phrase's reading depends only on its words (their forms, punctuation and tags: the infinitive is read from
+ * the text with its punctuation, "-destabilizing") and on whether "to" stands before it ("learned to code"). The
+ * same phrases recur ("was", "were", "showed"), so each is read once (by verbs.ts, or by compromise for a phrase with
+ * a contraction, which it reads through three copies of the document); the cache stops growing at `maxVerbPhrases`.
  */
 const verbFacts = new Map<string, VerbReading>()
 const maxVerbPhrases = 50_000
@@ -156,9 +156,10 @@ const verbKeyOf = (terms: ReadonlyArray<CompromiseTerm>, start: number, end: num
 }
 
 /**
- * What compromise reads of a sentence's verbs. A verb's subject is found when first asked for (only the verbs that
- * open a clause, or a sentence with a description ("the company"), need it), by `subjects.ts`: compromise's own
- * subject heuristic over the sentence's tagged terms, without compromise's views.
+ * What compromise reads of a sentence's verbs: its verb phrases and their readings, by `verbs.ts` over the
+ * sentence's tagged terms. A verb's subject is found when first asked for (only the verbs that open a clause, or a
+ * sentence with a description ("the company"), need it), by `subjects.ts`: compromise's own subject heuristic over
+ * the same terms, without compromise's views.
  */
 const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: number, documentTerms: number): Array<Verb> => {
   const verbs: Array<Verb> = []

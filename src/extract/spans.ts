@@ -59,7 +59,7 @@ const pivotBy = (full: Span, match: Span): Pivot => {
 
 export type Matcher = (terms: Terms, piece: Span) => ReadonlyArray<Span>
 
-export const splitAll = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Pivot> => {
+const splitAll = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Pivot> => {
   const all: Array<Pivot> = []
   for (const piece of pieces) {
     const matches = matcher(terms, piece)
@@ -84,17 +84,25 @@ const push = (out: Array<Span>, span: Span | undefined) => {
   if (span !== undefined) out.push(span)
 }
 
-/** [before], [match], [after] */
-export const splitOn = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> => {
+/** [before], [match], [after]; without the matches, compromise's `not`. */
+const around = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher, matches: boolean): Array<Span> => {
   const out: Array<Span> = []
   for (const pivot of splitAll(terms, pieces, matcher)) {
     push(out, pivot.passthrough)
     push(out, pivot.before)
-    push(out, pivot.match)
+    if (matches) push(out, pivot.match)
     push(out, pivot.after)
   }
   return out
 }
+
+/** [before], [match], [after] */
+export const splitOn = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> =>
+  around(terms, pieces, matcher, true)
+
+/** [before], [after]: the pieces without the matches (compromise's `not`). */
+export const without = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> =>
+  around(terms, pieces, matcher, false)
 
 /** [before match], [after] */
 export const splitAfter = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> => {
@@ -170,17 +178,6 @@ export const spanOffsets = (
   // A contraction's implied word has no text: compromise writes its normal form.
   for (let k = span[0]; k < span[1]; k++) text += terms[k]!.pre + (terms[k]!.text || terms[k]!.normal) + terms[k]!.post
   return { start: terms[span[0]]!.offset.start, length: text.trim().length }
-}
-
-/** [before], [after]: the pieces without the matches (compromise's `not`). */
-export const without = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> => {
-  const out: Array<Span> = []
-  for (const pivot of splitAll(terms, pieces, matcher)) {
-    push(out, pivot.passthrough)
-    push(out, pivot.before)
-    push(out, pivot.after)
-  }
-  return out
 }
 
 /** The pieces the matcher finds something in (compromise's `if`). */

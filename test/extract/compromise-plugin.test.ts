@@ -6,9 +6,8 @@
  * sentences a view points into: what compromise reads of verb phrases through clones must not change.
  */
 import nlpBare from "compromise"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
+import { fixtureTexts } from "../support/fixtureTexts.ts"
 
 interface Methods {
   readonly one: Record<string, (...args: ReadonlyArray<unknown>) => unknown>
@@ -28,18 +27,6 @@ const postTaggerPatterns = structuredClone(bareWorld.model.two.matches)
 const { default: nlp } = await import("../../src/extract/nlp.ts")
 const world = nlp.world() as unknown as World
 
-const fixtures = Path.resolve(import.meta.dirname, "../../bench/fixtures")
-const labelled = JSON.parse(Fs.readFileSync(Path.join(fixtures, "extraction/labelled.json"), "utf8")) as {
-  readonly items: ReadonlyArray<{ readonly input: { readonly chunks: ReadonlyArray<{ readonly text: string }> } }>
-}
-const logs = Fs.readdirSync(Path.join(fixtures, "conversations"))
-  .filter((file) => file.startsWith("log-"))
-  .map((file) =>
-    JSON.parse(Fs.readFileSync(Path.join(fixtures, "conversations", file), "utf8")) as {
-      readonly sessions: ReadonlyArray<{ readonly messages: ReadonlyArray<{ readonly content: string }> }>
-    }
-  )
-
 const written = [
   "I don't think we'll make it, but she'd've gone anyway and/or stayed home.",
   "Dr. O'Neill's co-founder said \"it's over\" at 5:30pm on Feb. 9 — then left for St. Luke's.",
@@ -50,11 +37,7 @@ const written = [
   "a lower case line with no capitals at all where nothing much happens"
 ]
 
-const texts = [
-  ...labelled.items.flatMap((item) => item.input.chunks.map((chunk) => chunk.text)),
-  ...logs.flatMap((log) => log.sessions.flatMap((session) => session.messages.map((message) => message.content))),
-  ...written
-]
+const texts = [...fixtureTexts(), ...written]
 
 /** What a sweep found, as compromise reports it: each pattern's text and where it matched. */
 const found = (results: unknown) =>

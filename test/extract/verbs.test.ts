@@ -4,28 +4,12 @@
  * does, on the repository's fixtures (news, meeting notes, chat, the conversation logs) and on sentences written to
  * reach each of compromise's splits and verb forms.
  */
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
+import { fixtureTexts } from "../support/fixtureTexts.ts"
 import nlp from "../../src/extract/nlp.ts"
 import type { TaggedTerm } from "../../src/extract/spans.ts"
 import { readVerbPhrase, verbPhrasesOf } from "../../src/extract/verbs.ts"
 
-const fixtures = Path.resolve(import.meta.dirname, "../../bench/fixtures")
-const labelled = JSON.parse(Fs.readFileSync(Path.join(fixtures, "extraction/labelled.json"), "utf8")) as {
-  readonly items: ReadonlyArray<{ readonly input: { readonly chunks: ReadonlyArray<{ readonly text: string }> } }>
-}
-const logs = Fs.readdirSync(Path.join(fixtures, "conversations"))
-  .filter((file) => file.startsWith("log-"))
-  .map((file) =>
-    JSON.parse(Fs.readFileSync(Path.join(fixtures, "conversations", file), "utf8")) as {
-      readonly sessions: ReadonlyArray<{ readonly messages: ReadonlyArray<{ readonly content: string }> }>
-    }
-  )
-
-// One or more for each of compromise's steps: conjunctions and prepositions inside a verb chunk, commas, "do is",
-// "being"/"to be" between verbs, "help fix", a copula or "will be" or "had" after a verb, reflexives, adjectives,
-// two past tenses, a gerund between a copula and a past tense, and a verb before a copula.
 const written = [
   "All I do is talk, and the reason he will is simple.",
   "She would like being pampered and he would like to be pampered.",
@@ -46,11 +30,7 @@ const written = [
   "I want to go, wanted to stay, and will want to leave; he quickly and quietly left, then never really returned."
 ]
 
-const texts = [
-  ...labelled.items.flatMap((item) => item.input.chunks.map((chunk) => chunk.text)),
-  ...logs.flatMap((log) => log.sessions.flatMap((session) => session.messages.map((message) => message.content))),
-  ...written
-]
+const texts = [...fixtureTexts(), ...written]
 
 type Sentence = {
   readonly docs: ReadonlyArray<ReadonlyArray<TaggedTerm>>
