@@ -1,8 +1,9 @@
 /**
  * A sentence's verb phrases, read from its tagged terms as compromise's `verbs()` finds them (its `verbs/find.js`,
- * version 14): the runs of words its chunker marks as a verb, then the same removals and splits in the same order.
- * compromise builds a view for each of its fourteen steps on every sentence; here each step maps the sentence's
- * pieces to pieces (spans.ts), and a pattern is tried only on the pieces, with compromise's own matcher.
+ * version 14): the runs of words its chunker marks as a verb, then the same removals and splits in the same order;
+ * and each phrase read as its `json()` reads it (`readVerbPhrase`). compromise builds a view for each of its steps,
+ * and copies the document to read a phrase; here each step maps the sentence's pieces to pieces (spans.ts), and a
+ * pattern is tried only on the pieces, with compromise's own matcher.
  */
 import nlp, { patternMatcher } from "./nlp.ts"
 import {
