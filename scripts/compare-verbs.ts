@@ -9,7 +9,7 @@
 import * as Fs from "node:fs"
 import nlp from "../src/extract/nlp.ts"
 import type { TaggedTerm } from "../src/extract/spans.ts"
-import { readVerbPhrase, type VerbReading, verbPhrasesOf } from "../src/extract/verbs.ts"
+import { compromiseReading, readVerbPhrase, type VerbReading, verbPhrasesOf } from "../src/extract/verbs.ts"
 import { argument, readJsonl } from "./lib/instance.ts"
 
 interface SentenceView {
@@ -19,12 +19,6 @@ interface SentenceView {
   readonly text: () => string
   readonly verbs: () => { readonly forEach: (each: (verb: { readonly fullPointer: ReadonlyArray<ReadonlyArray<number>> }) => void) => void }
 }
-const VerbsView = (nlp("walk").verbs() as unknown as {
-  readonly constructor: new(document: unknown, pointer: ReadonlyArray<ReadonlyArray<number>>) => {
-    readonly json: (options: unknown) => ReadonlyArray<{ readonly verb: VerbReading }>
-  }
-}).constructor
-
 const file = process.argv[2]
 if (file === undefined) {
   console.error("usage: node scripts/compare-verbs.ts <corpus.jsonl | texts.json> [N] [--out file]")
@@ -71,7 +65,7 @@ for (const text of texts) {
       for (const span of spans) {
         phrases++
         started = performance.now()
-        const old = new VerbsView(sentence.document, [[n, span[0], span[1]]]).json({ text: false, terms: false })[0]!.verb
+        const old = compromiseReading(sentence.document, n, span)!
         theirs += performance.now() - started
         started = performance.now()
         const mine = readVerbPhrase(terms, span, n, documentTerms)

@@ -27,7 +27,7 @@ import type {
 } from "./Extraction.ts"
 import { type Span, spanOffsets, type TaggedTerm } from "./spans.ts"
 import { subjectFinder } from "./subjects.ts"
-import { readVerbPhrase, type VerbReading, verbPhrasesOf } from "./verbs.ts"
+import { compromiseReading, readVerbPhrase, type VerbReading, verbPhrasesOf } from "./verbs.ts"
 import { normalizeName, organizationAcronyms, shortFormFits, standsFor, withoutCorporateSuffix } from "./resolve.ts"
 
 const maxStatement = 300
@@ -35,10 +35,6 @@ const maxStatement = 300
 /** A term as compromise holds it (its offset once computed). */
 interface CompromiseTerm extends TaggedTerm {
   readonly offset: { readonly start: number; readonly length: number }
-}
-
-interface VerbJson {
-  readonly verb: VerbReading
 }
 
 type Document = ReturnType<typeof nlp>
@@ -122,9 +118,6 @@ const lemmaOf = (infinitive: string) => {
   return words.length > 1 && particles.has(words[1]!) ? `${words[0]} ${words[1]}` : (words[0] ?? "")
 }
 
-/** json() options that leave out the text and terms, which are not read. */
-const verbOnly = { text: false, terms: false }
-
 /**
  * A verb phrase's reading depends only on its words (their forms, punctuation and tags: the infinitive is read from
  * the text with its punctuation, "-destabilizing") and on whether "to" stands before it ("learned to code"). The
@@ -133,13 +126,6 @@ const verbOnly = { text: false, terms: false }
  */
 const verbFacts = new Map<string, VerbReading>()
 const maxVerbPhrases = 50_000
-
-/** The class of compromise's verb-phrase views, to read a phrase `verbs.ts` found (`json()` reads its grammar). */
-const VerbsView = (nlp("walk").verbs() as unknown as {
-  readonly constructor: new(document: unknown, pointer: ReadonlyArray<ReadonlyArray<number>>) => {
-    readonly json: (options: unknown) => unknown
-  }
-}).constructor
 
 const verbKeyOf = (terms: ReadonlyArray<CompromiseTerm>, start: number, end: number) => {
   const before = terms[start - 1]
@@ -165,14 +151,14 @@ const verbsOf = (view: Document, terms: ReadonlyArray<CompromiseTerm>, base: num
   const verbs: Array<Verb> = []
   let findSubject: ((verbStart: number) => Span | null) | undefined
   const sentence = (view.fullPointer as ReadonlyArray<ReadonlyArray<number>>)[0]![0]!
-  const document = (view as unknown as { readonly document: ReadonlyArray<ReadonlyArray<unknown>> }).document
+  const document = (view as unknown as { readonly document: unknown }).document
   for (const [verbStart, verbEnd] of verbPhrasesOf(terms)) {
     const key = verbKeyOf(terms, verbStart, verbEnd)
     let facts = verbFacts.get(key)
     if (facts === undefined) {
       // A phrase with a contraction is read by compromise itself, which expands it first.
       facts = readVerbPhrase(terms, [verbStart, verbEnd], sentence, documentTerms) ??
-        (new VerbsView(document, [[sentence, verbStart, verbEnd]]).json(verbOnly) as ReadonlyArray<VerbJson>)[0]?.verb
+        compromiseReading(document, sentence, [verbStart, verbEnd])
       if (facts === undefined) continue
       if (verbFacts.size < maxVerbPhrases) verbFacts.set(key, facts)
     }

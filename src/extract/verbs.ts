@@ -230,12 +230,26 @@ const { toInfinitive } = (nlp.world() as unknown as {
 }).methods.two.transform.verb
 const model = nlp.model()
 
+/** The class of compromise's verb-phrase views (what `verbs()` returns), to ask compromise itself for a reading. */
+const VerbsView = (nlp("walk").verbs() as unknown as {
+  readonly constructor: new(document: unknown, pointer: ReadonlyArray<ReadonlyArray<number>>) => {
+    readonly json: (options: unknown) => ReadonlyArray<{ readonly verb: VerbReading }>
+  }
+}).constructor
+
+/**
+ * compromise's own reading of a phrase of the `sentenceIndex`th sentence of a parsed `document` (its `verbs().json()`,
+ * without the text and terms): for a phrase with a contraction, and to compare `readVerbPhrase` with.
+ */
+export const compromiseReading = (document: unknown, sentenceIndex: number, phrase: Span): VerbReading | undefined =>
+  new VerbsView(document, [[sentenceIndex, phrase[0], phrase[1]]]).json({ text: false, terms: false })[0]?.verb
+
 /**
  * What compromise's `verbs().json()` reads of a phrase of the sentence (its `toJSON`, `parseVerb` and `getGrammar`):
  * the infinitive of its main verb, whether it is negated, and its form and tense from the first of compromise's forms
  * it has once its adverbs, negatives and prefixes are left out. `documentTerms` is the number of terms of the whole
  * text parsed with the sentence (compromise trims a text that is not all of it). Null for a phrase with a contraction,
- * which compromise expands first ("didn't" → "did not"): the caller asks compromise.
+ * which compromise expands first ("didn't" → "did not"): the caller asks compromise (`compromiseReading`).
  */
 export const readVerbPhrase = (
   terms: Terms,

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest"
 import { fixtureTexts } from "../support/fixtureTexts.ts"
 import nlp from "../../src/extract/nlp.ts"
 import type { TaggedTerm } from "../../src/extract/spans.ts"
-import { readVerbPhrase, verbPhrasesOf } from "../../src/extract/verbs.ts"
+import { compromiseReading, readVerbPhrase, type VerbReading, verbPhrasesOf } from "../../src/extract/verbs.ts"
 
 const written = [
   "All I do is talk, and the reason he will is simple.",
@@ -76,16 +76,10 @@ describe("verb phrases", () => {
   })
 
   it("are read as compromise's verbs().json() reads them: infinitive, negation, form, tense, passive", () => {
-    const VerbsView = (nlp("walk").verbs() as unknown as {
-      readonly constructor: new(document: unknown, pointer: ReadonlyArray<ReadonlyArray<number>>) => {
-        readonly json: (options: unknown) => ReadonlyArray<{ readonly verb: Parameters<typeof shown>[0] }>
-      }
-    }).constructor
-    const shown = (reading: {
-      readonly infinitive: string
-      readonly negative: boolean
-      readonly grammar: { readonly form?: string; readonly tense: string; readonly passive?: boolean; readonly isInfinitive: boolean }
-    }) => ({ ...reading, grammar: { ...reading.grammar, passive: reading.grammar.passive === true } })
+    const shown = (reading: VerbReading) => ({
+      ...reading,
+      grammar: { ...reading.grammar, passive: reading.grammar.passive === true }
+    })
     let read = 0
     let contractions = 0
     const forms = new Set<string>()
@@ -105,15 +99,15 @@ describe("verb phrases", () => {
                 contractions++
                 continue
               }
-              const theirs = new VerbsView(sentence.document, [[n, span[0], span[1]]]).json({ text: false, terms: false })[0]!
+              const theirs = compromiseReading(sentence.document, n, span)!
               expect(shown(ours), `${line} [${span.join("-")}]`).toEqual({
-                infinitive: theirs.verb.infinitive,
-                negative: theirs.verb.negative,
+                infinitive: theirs.infinitive,
+                negative: theirs.negative,
                 grammar: {
-                  ...(theirs.verb.grammar.form === undefined ? {} : { form: theirs.verb.grammar.form }),
-                  tense: theirs.verb.grammar.tense,
-                  passive: theirs.verb.grammar.passive === true,
-                  isInfinitive: theirs.verb.grammar.isInfinitive
+                  ...(theirs.grammar.form === undefined ? {} : { form: theirs.grammar.form }),
+                  tense: theirs.grammar.tense,
+                  passive: theirs.grammar.passive === true,
+                  isInfinitive: theirs.grammar.isInfinitive
                 }
               })
               if (ours.grammar.form !== undefined) forms.add(ours.grammar.form)
