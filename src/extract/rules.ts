@@ -2036,9 +2036,6 @@ const eventsOf = (
     const chunk = input.chunks[sentence.chunk]!
     const source = chunk.text
     const speaker = speakerEntity(sentence.speaker)
-    const anchor = anchorOf(sentence.spokenAt ?? input.documentDate)
-    const times = timesOf(sentence)
-    timesRead.delete(sentence.index)
     let trailing: TimeMention | null | undefined
     const trailingTime = () => {
       if (trailing === undefined) trailing = trailingTimeOf(sentence, sentences[sentence.index + 1], timesOf)
@@ -2090,8 +2087,14 @@ const eventsOf = (
       references.push({ start: subject.start, end: subject.end, entity: named.entity, via: "pronoun", possessive: false, kind })
     }
     references.sort((a, b) => a.start - b.start)
-    // Nothing to take part in an event: the sentence's verbs need not be read.
-    if (references.length === 0 && speaker === null) continue
+    // Nothing to take part in an event: the sentence's verbs and times need not be read.
+    if (references.length === 0 && speaker === null) {
+      timesRead.delete(sentence.index)
+      continue
+    }
+    const anchor = anchorOf(sentence.spokenAt ?? input.documentDate)
+    const times = timesOf(sentence)
+    timesRead.delete(sentence.index)
 
     const titles = mentions.filter((mention) => mention.sentence === sentence.index && mention.kind === "work")
     const verbs = clauseVerbsOf(sentence, titles, sentence.speaker !== null)
