@@ -1,8 +1,9 @@
 /**
  * A cheap proof that compromise's matcher finds nothing: most patterns tried on a sentence match nowhere, and
- * compromise tries each from every word (copying the rest of the sentence each time). A pattern's leading tokens
- * (those that must each match one term, up to the first that may match several) are compiled once into tests of
- * one shape, and the pattern is tried only where they match in order.
+ * compromise tries each from every word (copying the rest of the sentence each time). Two necessary conditions are
+ * compiled once per pattern into tests of one shape: its leading tokens (those that must each match one term, up
+ * to the first that may match several) match in a row somewhere, and every token that must match a term of its own
+ * finds one, each after the one before. The pattern is tried only where both hold.
  */
 
 /** A term as compromise holds it (what the tests read). */
@@ -60,8 +61,13 @@ interface Test {
   readonly pos: string | null
 }
 
-/** A pattern's leading tests; empty when its first token is not one (optional, negative, a block, …). */
-export type Leading = ReadonlyArray<Test>
+/** A pattern's tests. */
+export interface Tests {
+  /** Its leading tokens'; empty when its first token is not one (optional, negative, a block, …). */
+  readonly leading: ReadonlyArray<Test>
+  /** Those of all the tokens that must match a term of their own, in order. */
+  readonly required: ReadonlyArray<Test>
+}
 
 /** The tests compromise makes before a `(a|b)` list's. */
 const hasOtherTest = (reg: Reg) =>
@@ -93,17 +99,19 @@ const testOf = (reg: Reg): Test => {
 }
 
 /**
- * The tests of a match's leading tokens: those that must match, up to the first that may match several terms
- * (greedy or counted), which is the last.
+ * The tests of a pattern's tokens. The leading ones: those that must match, up to the first that may match several
+ * terms (greedy or counted), which is the last. The required ones: every token that must match, each of which
+ * compromise's matcher gives a term after the previous one's (it may skip terms between them, as after an optional
+ * token or a contraction, or match several, but never goes back).
  */
-export const leadingOf = (regs: ReadonlyArray<Reg>): Leading => {
-  const tests: Array<Test> = []
-  while (tests.length < regs.length && mustMatch(regs[tests.length]!)) {
-    const reg = regs[tests.length]!
-    tests.push(testOf(reg))
+export const testsOf = (regs: ReadonlyArray<Reg>): Tests => {
+  const leading: Array<Test> = []
+  while (leading.length < regs.length && mustMatch(regs[leading.length]!)) {
+    const reg = regs[leading.length]!
+    leading.push(testOf(reg))
     if (reg.greedy === true || reg.min !== undefined || reg.max !== undefined) break
   }
-  return tests
+  return { leading, required: regs.filter(mustMatch).map(testOf) }
 }
 
 /** False only where compromise's term test (its `doesMatch`) is false; true where it cannot tell. */
@@ -129,7 +137,7 @@ const mayMatch = (term: Term, test: Test, index: number, length: number): boolea
  * False only where compromise's match cannot start at `start`: one of the leading tokens fails its term (checking
  * stops at a contraction's implied word, which the matcher may skip).
  */
-const mayStartAt = (terms: ReadonlyArray<Term>, leading: Leading, start: number) => {
+export const mayStartAt = (terms: ReadonlyArray<Term>, leading: ReadonlyArray<Test>, start: number): boolean => {
   for (let k = 0; k < leading.length; k++) {
     const term = terms[start + k]
     if (term === undefined) return true
@@ -139,9 +147,23 @@ const mayStartAt = (terms: ReadonlyArray<Term>, leading: Leading, start: number)
   return true
 }
 
-/** False only where compromise's match of a pattern with these leading tests finds nothing in the sentence. */
-export const mayMatchIn = (terms: ReadonlyArray<Term>, leading: Leading): boolean => {
-  if (leading.length === 0) return true
-  for (let i = 0; i < terms.length; i++) if (mayStartAt(terms, leading, i)) return true
-  return false
+/** Each required test met by a later term than the one before. */
+const mayMeetAll = (terms: ReadonlyArray<Term>, required: ReadonlyArray<Test>) => {
+  let at = 0
+  for (const test of required) {
+    while (at < terms.length && !mayMatch(terms[at]!, test, at, terms.length)) at++
+    if (at === terms.length) return false
+    at++
+  }
+  return true
+}
+
+/** False only where compromise's match of a pattern with these tests finds nothing in the sentence. */
+export const mayMatchIn = (terms: ReadonlyArray<Term>, tests: Tests): boolean => {
+  if (tests.leading.length > 0) {
+    let found = false
+    for (let i = 0; i < terms.length && !found; i++) found = mayStartAt(terms, tests.leading, i)
+    if (!found) return false
+  }
+  return mayMeetAll(terms, tests.required)
 }

@@ -4,12 +4,12 @@
  * pattern again, most of them its own fixed patterns: about a fifth of the rules' time on SciFact abstracts; its
  * pattern sweep (post-tagger, chunker) is `sweep.ts`, which picks each sentence's candidate patterns from an index
  * of the net rather than by walking the lists of all the sentence's words and tags; its matcher is skipped for a
- * pattern whose leading words and tags are found in that order nowhere in the sentence (`leading.ts`: the tests are
+ * pattern whose words and tags are not found in its order in the sentence (`leading.ts`: the tests are
  * compiled once per pattern the sweep's net or the parse cache holds); and its `clone` copies only the sentences the
  * view points into.
  */
 import nlp from "compromise"
-import { type Leading, leadingOf, mayMatchIn, type Reg, type Term } from "./leading.ts"
+import { mayMatchIn, mayStartAt, type Reg, type Term, type Tests, testsOf } from "./leading.ts"
 import type { Matcher as SpanMatcher } from "./spans.ts"
 import { type Matcher, type Net, sweep, type SweepMethods, type SweepOptions } from "./sweep.ts"
 
@@ -25,8 +25,8 @@ const { killUnicode, match, parseMatch } = (nlp.world() as unknown as { readonly
 const ascii = /^[\x00-\x7f]*$/
 /** Enough for compromise's own patterns and the rules'; patterns built from the text are not kept past it. */
 const maxPatterns = 20_000
-/** Parsed patterns by their options' JSON text ("" for none), then by pattern, with their leading tests. */
-const parsed = new Map<string, Map<string, { readonly tokens: ReadonlyArray<Token>; readonly leading: Leading }>>()
+/** Parsed patterns by their options' JSON text ("" for none), then by pattern, with their tests. */
+const parsed = new Map<string, Map<string, { readonly tokens: ReadonlyArray<Token>; readonly tests: Tests }>>()
 let parsedCount = 0
 /** Options without keys are no options (and need no JSON text for the key). */
 const isEmpty = (options: unknown) => {
@@ -34,18 +34,82 @@ const isEmpty = (options: unknown) => {
   return true
 }
 /**
- * The leading tests of a parsed pattern, kept on the array parseMatch hands out; its callers only add start and
- * end marks to its tokens, which make the tests stricter, so the kept ones may only let more patterns through.
+ * The tests of a parsed pattern, kept on the array parseMatch hands out; its callers only add start and end marks
+ * to its tokens, which make the tests stricter, so the kept ones may only let more patterns through.
  */
-const leadingKey = Symbol("leading")
-type Regs = ReadonlyArray<Reg> & { [leadingKey]?: Leading }
+const testsKey = Symbol("tests")
+type Regs = ReadonlyArray<Reg> & { [testsKey]?: Tests }
 
 interface Todo {
   readonly regs?: ReadonlyArray<Reg>
-  readonly group?: number
+  readonly group?: number | string
+  readonly justOne?: boolean
+  readonly notIf?: unknown
 }
 
-const noMatch = () => ({ ptrs: [], byGroup: {} })
+/** A match as compromise points at it: sentence, first term, end (and, in `ptrs`, the first and last terms' ids). */
+type Pointer = Array<unknown>
+interface Found {
+  readonly ptrs: Array<Pointer>
+  readonly byGroup: Record<string, Array<Pointer>>
+}
+
+const noMatch = (): Found => ({ ptrs: [], byGroup: {} })
+
+/** A token or any token of its blocks anchored at the start ("^"). */
+const anchorsStart = (reg: Reg): boolean =>
+  reg.start === true ||
+  (Array.isArray(reg.choices) && (reg.choices as ReadonlyArray<ReadonlyArray<Reg>>).some((block) => block.some(anchorsStart)))
+
+/** The pattern with its first token anchored, so that compromise's matcher tries it at a piece's first term only. */
+const anchoredKey = Symbol("anchored")
+type Anchorable = ReadonlyArray<Reg> & { [anchoredKey]?: ReadonlyArray<Reg> }
+
+/**
+ * compromise's matcher (its runMatch) tried only where the pattern's leading tests hold: it tries a pattern from
+ * every term of a sentence, each time on a copy of the rest of the sentence, where most patterns can start at a
+ * term or two. Here it is run, anchored, on the rest of the sentence from each such term, and its matches are put
+ * together as it puts them: in order, each next try after the end of the last match, a group's span or the
+ * whole match's, with the first and last terms' ids. A pattern it treats otherwise (anchored itself, or to the
+ * end, or with `notIf` or `justOne`) goes to it whole.
+ */
+const matchWhereLeading = (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Todo, tests: Tests, cache?: unknown): Found => {
+  const regs = todo.regs as Anchorable
+  if (
+    tests.leading.length === 0 || todo.notIf !== undefined || todo.justOne === true || regs.some(anchorsStart) ||
+    regs[regs.length - 1]!.end === true
+  ) {
+    return match(docs, todo, cache) as Found
+  }
+  const anchored = regs[anchoredKey] ??= [{ ...regs[0]!, start: true }, ...regs.slice(1)]
+  const minLength = regs.filter((reg) => reg.optional !== true && reg.negative !== true).length
+  const group = todo.group === undefined || todo.group === null ? "" : String(todo.group)
+  const found = noMatch()
+  docs.forEach((terms, n) => {
+    for (let i = 0; i < terms.length && terms.length - i >= minLength; i++) {
+      if (!mayStartAt(terms, tests.leading, i)) continue
+      const one = match([terms.slice(i)], { regs: anchored }) as Found
+      const whole = one.ptrs[0]
+      if (whole === undefined) continue
+      const end = i + (whole[2] as number)
+      const shift = (pointer: Pointer): Pointer => [n, i + (pointer[1] as number), i + (pointer[2] as number)]
+      if (group !== "") {
+        const span = one.byGroup[group]?.[0]
+        if (span !== undefined) found.ptrs.push(shift(span))
+      } else {
+        found.ptrs.push([n, i, end])
+        for (const [name, spans] of Object.entries(one.byGroup)) (found.byGroup[name] ??= []).push(shift(spans[0]!))
+      }
+      if (end - 1 > i) i = end - 1
+    }
+  })
+  for (const pointer of found.ptrs) {
+    const terms = docs[pointer[0] as number]!
+    pointer[3] = terms[pointer[1] as number]!.id
+    pointer[4] = terms[(pointer[2] as number) - 1]!.id
+  }
+  return found
+}
 
 interface Cloneable {
   readonly document: ReadonlyArray<ReadonlyArray<Term>>
@@ -77,14 +141,13 @@ nlp.plugin({
   methods: {
     one: {
       bulkMatch: (document: Parameters<typeof sweep>[0], net: Net, methods: SweepMethods, options?: SweepOptions) =>
-        sweep(document, net, methods, match as Matcher, options),
-      // Where no word can start the pattern (leading.ts), the matcher has nothing to find.
+        sweep(document, net, methods, matchWhereLeading as Matcher, options),
+      // Where the pattern's words and tags are not found in its order (leading.ts), the matcher has nothing to find.
       match: (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Todo, cache?: unknown) => {
         const regs = todo.regs as Regs | undefined
-        const leading = regs === undefined ? [] : regs[leadingKey] ?? leadingOf(regs)
-        return leading.length === 0 || docs.some((terms) => mayMatchIn(terms, leading))
-          ? match(docs, todo, cache)
-          : noMatch()
+        if (regs === undefined) return match(docs, todo, cache)
+        const tests = regs[testsKey] ?? testsOf(regs)
+        return docs.some((terms) => mayMatchIn(terms, tests)) ? matchWhereLeading(docs, todo, tests, cache) : noMatch()
       },
       // Its table maps no ASCII character to another one.
       killUnicode: (text: string, world: World) =>
@@ -98,16 +161,16 @@ nlp.plugin({
         if (entry === undefined) {
           const tokens = parseMatch(pattern, options, world)
           if (parsedCount >= maxPatterns) return tokens
-          entry = { tokens, leading: leadingOf(tokens as ReadonlyArray<Reg>) }
+          entry = { tokens, tests: testsOf(tokens as ReadonlyArray<Reg>) }
           let patterns = parsed.get(key)
           if (patterns === undefined) parsed.set(key, patterns = new Map())
           patterns.set(pattern, entry)
           parsedCount++
         }
-        const own = entry.tokens.slice() as Array<Token> & { [leadingKey]?: Leading }
+        const own = entry.tokens.slice() as Array<Token> & { [testsKey]?: Tests }
         if (own.length > 0) own[0] = { ...own[0] }
         if (own.length > 1) own[own.length - 1] = { ...own[own.length - 1] }
-        own[leadingKey] = entry.leading
+        own[testsKey] = entry.tests
         return own
       }
     }

@@ -6,9 +6,9 @@
  * net are looked up instead (`Index`). The choice is compromise's: the first pattern of each match text in its lists'
  * order, dropped unless the sentence has all its needs, none of its `ifNo` and enough of its wants; the net's
  * always-patterns added; patterns longer than the sentence dropped; each matched, in that order, by compromise's own
- * matcher where its leading tokens may match (`leading.ts`).
+ * matcher where its tokens may match (`leading.ts`).
  */
-import { type Leading, leadingOf, mayMatchIn, type Reg, type Term } from "./leading.ts"
+import { mayMatchIn, type Reg, type Term, type Tests, testsOf } from "./leading.ts"
 
 interface Pattern {
   readonly match: string
@@ -36,13 +36,13 @@ export interface SweepMethods {
   }
 }
 
-/** compromise's own matcher (not a plugin's: the sweep has tested the leading tokens). */
-export type Matcher = (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Pattern) => MatchResult
+/** compromise's matcher, told the pattern's tests (which the sweep has found met in the sentence). */
+export type Matcher = (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Pattern, tests: Tests) => MatchResult
 
-/** A pattern with its leading tokens' tests (leading.ts). */
+/** A pattern with its tokens' tests (leading.ts). */
 interface Candidate {
   readonly pattern: Pattern
-  readonly leading: Leading
+  readonly tests: Tests
 }
 
 /** One pattern as a hook's list holds it. */
@@ -95,12 +95,12 @@ const indexOf = (net: Net): Index => {
         texts.set(pattern.match, text)
         entries.push([])
       }
-      entries[text]!.push({ hook, order: order++, pattern, leading: leadingOf(pattern.regs) })
+      entries[text]!.push({ hook, order: order++, pattern, tests: testsOf(pattern.regs) })
       if (pattern.needs.length > 0) file(keyOf(pattern.needs, hooks), text)
       else for (const want of pattern.wants) file(want, text)
     })
   })
-  const always = net.always.map((pattern) => ({ pattern, leading: leadingOf(pattern.regs) }))
+  const always = net.always.map((pattern) => ({ pattern, tests: testsOf(pattern.regs) }))
   index = { entries, byKey, always }
   indexes.set(net, index)
   return index
@@ -157,9 +157,9 @@ export const sweep = (
   const caches = methods.one.cacheDoc(document)
   const results: Array<Pattern & { pointer: Array<number> }> = []
   for (let n = 0; n < document.length; n++) {
-    for (const { leading, pattern } of candidatesOf(index, caches[n]!, document[n]!.length)) {
-      if (!mayMatchIn(document[n]!, leading)) continue
-      const found = match([document[n]!], pattern)
+    for (const { pattern, tests } of candidatesOf(index, caches[n]!, document[n]!.length)) {
+      if (!mayMatchIn(document[n]!, tests)) continue
+      const found = match([document[n]!], pattern, tests)
       if (found.ptrs.length === 0) continue
       for (const pointer of found.ptrs) {
         pointer[0] = n

@@ -84,7 +84,8 @@ describe("compromise through the plugin", () => {
       "#Person", "#Noun #Verb", "[#Adjective] #Noun", "^#Pronoun #Verb", "#Verb #Noun$", "(she|he) #Adverb? #Verb",
       "won't", "#Value+ #Unit?", "#Possessive #Noun", "and/or", "!#Noun #Verb", "#Month #Value", ". #Place",
       "#ProperNoun+ (said|says)", "#Copula #Negative? #Adjective", "(#Person|#Organization) #Verb .* #Place",
-      "#Adverb #Verb", "#Determiner #Adjective #Noun", "(was|were) #Adverb #PastTense", "{be} #Gerund"
+      "#Adverb #Verb", "#Determiner #Adjective #Noun", "(was|were) #Adverb #PastTense", "{be} #Gerund",
+      "#Determiner [#Adjective+] #Noun", "[#Noun] (and|or) [#Noun]", "#Verb [#Adverb?] #Preposition", "#Noun #Noun+"
     ]
     let found = 0
     for (const text of [...written, ...texts.slice(0, 300)]) {
@@ -96,11 +97,13 @@ describe("compromise through the plugin", () => {
         marked[0] = { ...marked[0], start: true }
         marked[marked.length - 1] = { ...marked[marked.length - 1], end: true }
         for (const regs of [world.methods.one.parseMatch!(pattern, {}, world), marked]) {
-          const todo = { regs }
-          const ours = world.methods.one.match!(docs, todo) as { readonly ptrs: ReadonlyArray<unknown> }
-          const theirs = original.match!(docs, todo) as { readonly ptrs: ReadonlyArray<unknown> }
-          expect(ours, `${pattern} in ${text}`).toEqual(theirs)
-          found += ours.ptrs.length
+          // The whole matches with their groups, and a group's spans alone.
+          for (const todo of [{ regs }, { regs, group: 0 }]) {
+            const ours = world.methods.one.match!(docs, todo) as { readonly ptrs: ReadonlyArray<unknown> }
+            const theirs = original.match!(docs, todo) as { readonly ptrs: ReadonlyArray<unknown> }
+            expect(ours, `${pattern} in ${text}`).toEqual(theirs)
+            found += ours.ptrs.length
+          }
         }
       }
     }
