@@ -71,7 +71,8 @@ type Anchorable = ReadonlyArray<Reg> & { [anchoredKey]?: ReadonlyArray<Reg> }
  * term or two. Here it is run, anchored, on the rest of the sentence from each such term, and its matches are put
  * together as it puts them: in order, each next try after the end of the last match, a group's span or the
  * whole match's, with the first and last terms' ids. A pattern it treats otherwise (anchored itself, or to the
- * end, or with `notIf` or `justOne`) goes to it whole.
+ * end, or with `notIf` or `justOne`) goes to it whole; the marks are looked for at each call, since compromise's
+ * growLeft and growRight add them to a token array they may have matched with before.
  */
 const matchWhereLeading = (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Todo, tests: Tests, cache?: unknown): Found => {
   const regs = todo.regs as Anchorable
