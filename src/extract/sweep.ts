@@ -45,11 +45,20 @@ interface Candidate {
   readonly tests: Tests
 }
 
-/** One pattern as a hook's list holds it. */
+/** One pattern as a hook's list holds it, its words and tags as the index's numbers. */
 interface Entry extends Candidate {
-  readonly hook: string
+  readonly hook: number
   /** Its place in compromise's walk of the lists: by the hook's rank in the net's key order, then in its list. */
   readonly order: number
+  readonly needs: Int32Array
+  readonly ifNo: Int32Array
+  readonly wants: Int32Array
+}
+
+/** A word or tag of the net: its number, and the match texts filed under it. */
+interface Key {
+  readonly id: number
+  readonly texts: Array<number>
 }
 
 /**
@@ -57,12 +66,16 @@ interface Entry extends Candidate {
  * first pattern of a match text) and walks the lists of the sentence's words and tags in key order, so a match
  * text is tried as the pattern of its first entry (by rank, then place) whose hook the sentence has, or not at all
  * if that one fails its filters. A pattern can pass only with each of its needs present, or, needing nothing, one of
- * its wants; each match text is found under those words and tags.
+ * its wants; each match text is found under those words and tags. The net's words and tags are numbered, so that
+ * a sentence's are marked in `present` and a match text looked at is stamped in `looked` (both left clear between
+ * sentences).
  */
 interface Index {
   readonly entries: ReadonlyArray<ReadonlyArray<Entry>>
-  readonly byKey: ReadonlyMap<string, ReadonlyArray<number>>
+  readonly keys: ReadonlyMap<string, Key>
   readonly always: ReadonlyArray<Candidate>
+  readonly present: Uint8Array
+  readonly looked: Uint8Array
 }
 
 /** The need a sentence has least often, by a guess: a word before a tag, then the tag fewest patterns need. */
@@ -80,11 +93,16 @@ const indexOf = (net: Net): Index => {
   if (index !== undefined) return index
   const texts = new Map<string, number>()
   const entries: Array<Array<Entry>> = []
-  const byKey = new Map<string, Array<number>>()
-  const file = (key: string, text: number) => {
-    const list = byKey.get(key)
-    if (list === undefined) byKey.set(key, [text])
-    else if (!list.includes(text)) list.push(text)
+  const keys = new Map<string, Key>()
+  const keyFor = (word: string) => {
+    let key = keys.get(word)
+    if (key === undefined) keys.set(word, key = { id: keys.size, texts: [] })
+    return key
+  }
+  const ids = (words: ReadonlyArray<string> | undefined) => Int32Array.from(words ?? [], (word) => keyFor(word).id)
+  const file = (word: string, text: number) => {
+    const list = keyFor(word).texts
+    if (!list.includes(text)) list.push(text)
   }
   let order = 0
   Object.keys(hooks).forEach((hook) => {
@@ -95,46 +113,63 @@ const indexOf = (net: Net): Index => {
         texts.set(pattern.match, text)
         entries.push([])
       }
-      entries[text]!.push({ hook, order: order++, pattern, tests: testsOf(pattern.regs) })
+      entries[text]!.push({
+        hook: keyFor(hook).id,
+        order: order++,
+        pattern,
+        tests: testsOf(pattern.regs),
+        needs: ids(pattern.needs),
+        ifNo: ids(pattern.ifNo),
+        wants: ids(pattern.wants)
+      })
       if (pattern.needs.length > 0) file(keyOf(pattern.needs, hooks), text)
       else for (const want of pattern.wants) file(want, text)
     })
   })
   const always = net.always.map((pattern) => ({ pattern, tests: testsOf(pattern.regs) }))
-  index = { entries, byKey, always }
+  index = { entries, keys, always, present: new Uint8Array(keys.size), looked: new Uint8Array(entries.length) }
   indexes.set(net, index)
   return index
 }
 
 /** compromise's filters of a pattern met by a sentence (its trimDown and tooSmall). */
-const passes = (pattern: Pattern, have: ReadonlySet<string>, words: number): boolean => {
-  for (const need of pattern.needs) if (!have.has(need)) return false
-  if (pattern.ifNo !== undefined) for (const no of pattern.ifNo) if (have.has(no)) return false
-  if (pattern.wants.length > 0) {
+const passes = (entry: Entry, present: Uint8Array, words: number): boolean => {
+  for (const need of entry.needs) if (present[need] === 0) return false
+  for (const no of entry.ifNo) if (present[no] === 1) return false
+  if (entry.wants.length > 0) {
     let found = 0
-    for (const want of pattern.wants) if (have.has(want)) found++
-    if (found < pattern.minWant) return false
+    for (const want of entry.wants) found += present[want]!
+    if (found < entry.pattern.minWant) return false
   }
-  return words >= pattern.minWords
+  return words >= entry.pattern.minWords
 }
 
 /** The patterns to try on one sentence, as compromise's getHooks, trimDown and tooSmall choose them. */
 const candidatesOf = (index: Index, have: ReadonlySet<string>, words: number): Array<Candidate> => {
-  const found: Array<Entry> = []
-  const looked = new Set<number>()
+  const { entries, present, looked } = index
+  const keys: Array<Key> = []
   for (const item of have) {
-    const texts = index.byKey.get(item)
-    if (texts === undefined) continue
-    for (const text of texts) {
-      if (looked.has(text)) continue
-      looked.add(text)
-      for (const entry of index.entries[text]!) {
-        if (!have.has(entry.hook)) continue
-        if (passes(entry.pattern, have, words)) found.push(entry)
+    const key = index.keys.get(item)
+    if (key === undefined) continue
+    present[key.id] = 1
+    keys.push(key)
+  }
+  const found: Array<Entry> = []
+  const seen: Array<number> = []
+  for (const key of keys) {
+    for (const text of key.texts) {
+      if (looked[text] === 1) continue
+      looked[text] = 1
+      seen.push(text)
+      for (const entry of entries[text]!) {
+        if (present[entry.hook] === 0) continue
+        if (passes(entry, present, words)) found.push(entry)
         break
       }
     }
   }
+  for (const key of keys) present[key.id] = 0
+  for (const text of seen) looked[text] = 0
   found.sort((a, b) => a.order - b.order)
   const chosen: Array<Candidate> = found
   for (const candidate of index.always) if (words >= candidate.pattern.minWords) chosen.push(candidate)
