@@ -16,6 +16,8 @@ export interface Term {
   readonly tags: ReadonlySet<string>
   readonly implicit?: string | null
   readonly root?: string
+  readonly chunk?: string
+  readonly switch?: string
 }
 
 /** A pattern's token as compromise's parseMatch makes it. */
@@ -46,8 +48,11 @@ export interface Reg {
   readonly sense?: unknown
 }
 
-/** What a test compares: a word, a tag, a `(a|b)` list of words, or something it cannot tell from the term. */
-const Kind = { Word: 0, Tag: 1, Words: 2, Unknown: 3 } as const
+/**
+ * What a test compares: a word, a tag, a `(a|b)` list of words, a `<Chunk>`, a `%Noun|Verb%` switch, or something it
+ * cannot tell from the term.
+ */
+const Kind = { Word: 0, Tag: 1, Words: 2, Chunk: 3, Switch: 4, Unknown: 5 } as const
 type Kind = typeof Kind[keyof typeof Kind]
 
 /** One leading token's term test. */
@@ -65,14 +70,18 @@ interface Test {
 export interface Tests {
   /** Its leading tokens'; empty when its first token is not one (optional, negative, a block, …). */
   readonly leading: ReadonlyArray<Test>
+  /** Whether one of the leading tests can fail (is not `Unknown`): only then do they tell where a match may start. */
+  readonly decisive: boolean
   /** Those of all the tokens that must match a term of their own, in order. */
   readonly required: ReadonlyArray<Test>
 }
 
-/** The tests compromise makes before a `(a|b)` list's. */
+/** Tests compromise makes before a `<Chunk>`'s, then before a switch's, then before a `(a|b)` list's. */
+const beforeChunk = (reg: Reg) =>
+  reg.method !== undefined || reg.pre !== undefined || reg.post !== undefined || reg.regex !== undefined
+const beforeSwitch = (reg: Reg) => beforeChunk(reg) || reg.chunk !== undefined
 const hasOtherTest = (reg: Reg) =>
-  reg.method !== undefined || reg.pre !== undefined || reg.post !== undefined || reg.regex !== undefined ||
-  reg.chunk !== undefined || reg.switch !== undefined || reg.machine !== undefined || reg.sense !== undefined
+  beforeSwitch(reg) || reg.switch !== undefined || reg.machine !== undefined || reg.sense !== undefined
 
 /** A token that must match the next term: not optional, negative, `.`, a block, or greedy to the end. */
 const mustMatch = (reg: Reg) =>
@@ -84,6 +93,10 @@ const testOf = (reg: Reg): Test => {
     ? (reg.use !== undefined || reg.fuzzy === true ? Kind.Unknown : Kind.Word)
     : reg.tag !== undefined
     ? Kind.Tag
+    : reg.chunk !== undefined && !beforeChunk(reg)
+    ? Kind.Chunk
+    : reg.switch !== undefined && !beforeSwitch(reg)
+    ? Kind.Switch
     : reg.fastOr !== undefined && !hasOtherTest(reg)
     ? Kind.Words
     : Kind.Unknown
@@ -92,7 +105,7 @@ const testOf = (reg: Reg): Test => {
     start: reg.start === true,
     end: reg.end === true,
     id: reg.id,
-    word: reg.word ?? reg.tag ?? "",
+    word: reg.word ?? reg.tag ?? (kind === Kind.Chunk ? String(reg.chunk) : kind === Kind.Switch ? String(reg.switch) : ""),
     words: kind === Kind.Words ? reg.fastOr! : null,
     pos: reg.pos ?? null
   }
@@ -111,7 +124,11 @@ export const testsOf = (regs: ReadonlyArray<Reg>): Tests => {
     leading.push(testOf(reg))
     if (reg.greedy === true || reg.min !== undefined || reg.max !== undefined) break
   }
-  return { leading, required: regs.filter(mustMatch).map(testOf) }
+  return {
+    leading,
+    decisive: leading.some((test) => test.kind !== Kind.Unknown),
+    required: regs.filter(mustMatch).map(testOf)
+  }
 }
 
 /** False only where compromise's term test (its `doesMatch`) is false; true where it cannot tell. */
@@ -128,6 +145,10 @@ const mayMatch = (term: Term, test: Test, index: number, length: number): boolea
     case Kind.Words:
       if (test.pos !== null && !term.tags.has(test.pos)) return false
       return test.words!.has(term.root || term.implicit || term.machine || term.normal) || test.words!.has(term.text)
+    case Kind.Chunk:
+      return term.chunk === test.word
+    case Kind.Switch:
+      return term.switch === test.word
     default:
       return true
   }

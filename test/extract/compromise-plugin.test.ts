@@ -85,7 +85,8 @@ describe("compromise through the plugin", () => {
       "won't", "#Value+ #Unit?", "#Possessive #Noun", "and/or", "!#Noun #Verb", "#Month #Value", ". #Place",
       "#ProperNoun+ (said|says)", "#Copula #Negative? #Adjective", "(#Person|#Organization) #Verb .* #Place",
       "#Adverb #Verb", "#Determiner #Adjective #Noun", "(was|were) #Adverb #PastTense", "{be} #Gerund",
-      "#Determiner [#Adjective+] #Noun", "[#Noun] (and|or) [#Noun]", "#Verb [#Adverb?] #Preposition", "#Noun #Noun+"
+      "#Determiner [#Adjective+] #Noun", "[#Noun] (and|or) [#Noun]", "#Verb [#Adverb?] #Preposition", "#Noun #Noun+",
+      "<Verb>+", "<Noun> [<Verb>+]", "%Plural|Verb% %Plural|Verb%", "#Determiner [%Noun|Verb%]", "@hasComma"
     ]
     let found = 0
     for (const text of [...written, ...texts.slice(0, 300)]) {
