@@ -156,35 +156,43 @@ const mayMatch = (term: Term, test: Test, index: number, length: number): boolea
 
 /**
  * False only where compromise's match cannot start at `start`: one of the leading tokens fails its term (checking
- * stops at a contraction's implied word, which the matcher may skip).
+ * stops at a contraction's implied word, which the matcher may skip). The terms are those from `from` to `to` (a
+ * piece of a sentence: its first term is at index 0 for a test, its length the piece's).
  */
-export const mayStartAt = (terms: ReadonlyArray<Term>, leading: ReadonlyArray<Test>, start: number): boolean => {
+export const mayStartAt = (
+  terms: ReadonlyArray<Term>,
+  leading: ReadonlyArray<Test>,
+  start: number,
+  from = 0,
+  to = terms.length
+): boolean => {
   for (let k = 0; k < leading.length; k++) {
-    const term = terms[start + k]
-    if (term === undefined) return true
-    if (!mayMatch(term, leading[k]!, start + k, terms.length)) return false
+    const at = start + k
+    if (at >= to) return true
+    const term = terms[at]!
+    if (!mayMatch(term, leading[k]!, at - from, to - from)) return false
     if (term.implicit !== undefined && term.implicit !== null) return true
   }
   return true
 }
 
 /** Each required test met by a later term than the one before. */
-const mayMeetAll = (terms: ReadonlyArray<Term>, required: ReadonlyArray<Test>) => {
-  let at = 0
+const mayMeetAll = (terms: ReadonlyArray<Term>, required: ReadonlyArray<Test>, from: number, to: number) => {
+  let at = from
   for (const test of required) {
-    while (at < terms.length && !mayMatch(terms[at]!, test, at, terms.length)) at++
-    if (at === terms.length) return false
+    while (at < to && !mayMatch(terms[at]!, test, at - from, to - from)) at++
+    if (at === to) return false
     at++
   }
   return true
 }
 
-/** False only where compromise's match of a pattern with these tests finds nothing in the sentence. */
-export const mayMatchIn = (terms: ReadonlyArray<Term>, tests: Tests): boolean => {
+/** False only where compromise's match of a pattern with these tests finds nothing in the terms from `from` to `to`. */
+export const mayMatchIn = (terms: ReadonlyArray<Term>, tests: Tests, from = 0, to = terms.length): boolean => {
   if (tests.leading.length > 0) {
     let found = false
-    for (let i = 0; i < terms.length && !found; i++) found = mayStartAt(terms, tests.leading, i)
+    for (let i = from; i < to && !found; i++) found = mayStartAt(terms, tests.leading, i, from, to)
     if (!found) return false
   }
-  return mayMeetAll(terms, tests.required)
+  return mayMeetAll(terms, tests.required, from, to)
 }

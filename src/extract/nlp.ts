@@ -183,12 +183,16 @@ const world = nlp.world() as unknown as { readonly methods: { readonly one: Meth
 /**
  * A compromise pattern as a matcher over one piece of a sentence's terms (spans.ts): compromise's own matcher (with
  * the plugin's tests above) run on the piece's terms, as `view.match(pattern, group)` runs it on a view's, its
- * matches (or the group's) given as spans of the sentence. The pattern is parsed once.
+ * matches (or the group's) given as spans of the sentence. The pattern is parsed once; a piece its tests rule out
+ * is not copied for the matcher.
  */
 export const patternMatcher = (pattern: string, group?: number): SpanMatcher => {
-  let regs: unknown
+  let regs: Regs | undefined
+  let tests: Tests | undefined
   return (terms, piece) => {
-    regs ??= world.methods.one.parseMatch(pattern, undefined, world)
+    regs ??= world.methods.one.parseMatch(pattern, undefined, world) as Regs
+    tests ??= regs[testsKey] ?? testsOf(regs)
+    if (!mayMatchIn(terms as ReadonlyArray<Term>, tests, piece[0], piece[1])) return []
     const found = world.methods.one.match([terms.slice(piece[0], piece[1])] as never, { regs, group } as Todo) as {
       readonly ptrs: ReadonlyArray<ReadonlyArray<number>>
     }
