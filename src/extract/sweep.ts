@@ -134,11 +134,12 @@ const indexOf = (net: Net): Index => {
 
 /** compromise's filters of a pattern met by a sentence (its trimDown and tooSmall). */
 const passes = (entry: Entry, present: Uint8Array, words: number): boolean => {
-  for (const need of entry.needs) if (present[need] === 0) return false
-  for (const no of entry.ifNo) if (present[no] === 1) return false
-  if (entry.wants.length > 0) {
+  const { needs, ifNo, wants } = entry
+  for (let i = 0; i < needs.length; i++) if (present[needs[i]!] === 0) return false
+  for (let i = 0; i < ifNo.length; i++) if (present[ifNo[i]!] === 1) return false
+  if (wants.length > 0) {
     let found = 0
-    for (const want of entry.wants) found += present[want]!
+    for (let i = 0; i < wants.length; i++) found += present[wants[i]!]!
     if (found < entry.pattern.minWant) return false
   }
   return words >= entry.pattern.minWords
