@@ -59,24 +59,26 @@ const pivotBy = (full: Span, match: Span): Pivot => {
 
 export type Matcher = (terms: Terms, piece: Span) => ReadonlyArray<Span>
 
-const splitAll = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Pivot> => {
-  const all: Array<Pivot> = []
-  for (const piece of pieces) {
+/** The pieces split at the matches; null where nothing matched (the pieces stay as they are). */
+const splitAll = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Pivot> | null => {
+  let all: Array<Pivot> | null = null
+  pieces.forEach((piece, p) => {
     const matches = matcher(terms, piece)
     if (matches.length === 0) {
-      all.push({ passthrough: piece })
-      continue
+      all?.push({ passthrough: piece })
+      return
     }
+    all ??= pieces.slice(0, p).map((passthrough) => ({ passthrough }))
     let carry = piece
     matches.forEach((match, i) => {
       const found = pivotBy(carry, match)
-      if (i === matches.length - 1) all.push(found)
+      if (i === matches.length - 1) all!.push(found)
       else {
-        all.push({ before: found.before, match: found.match! })
+        all!.push({ before: found.before, match: found.match! })
         if (found.after !== undefined) carry = found.after
       }
     })
-  }
+  })
   return all
 }
 
@@ -85,9 +87,11 @@ const push = (out: Array<Span>, span: Span | undefined) => {
 }
 
 /** [before], [match], [after]; without the matches, compromise's `not`. */
-const around = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher, matches: boolean): Array<Span> => {
+const around = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher, matches: boolean): ReadonlyArray<Span> => {
+  const all = splitAll(terms, pieces, matcher)
+  if (all === null) return pieces
   const out: Array<Span> = []
-  for (const pivot of splitAll(terms, pieces, matcher)) {
+  for (const pivot of all) {
     push(out, pivot.passthrough)
     push(out, pivot.before)
     if (matches) push(out, pivot.match)
@@ -97,17 +101,19 @@ const around = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher, mat
 }
 
 /** [before], [match], [after] */
-export const splitOn = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> =>
+export const splitOn = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): ReadonlyArray<Span> =>
   around(terms, pieces, matcher, true)
 
 /** [before], [after]: the pieces without the matches (compromise's `not`). */
-export const without = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> =>
+export const without = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): ReadonlyArray<Span> =>
   around(terms, pieces, matcher, false)
 
 /** [before match], [after] */
-export const splitAfter = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> => {
+export const splitAfter = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): ReadonlyArray<Span> => {
+  const all = splitAll(terms, pieces, matcher)
+  if (all === null) return pieces
   const out: Array<Span> = []
-  for (const pivot of splitAll(terms, pieces, matcher)) {
+  for (const pivot of all) {
     push(out, pivot.passthrough)
     if (pivot.before !== undefined && pivot.match !== undefined) out.push([pivot.before[0], pivot.match[1]])
     else {
@@ -120,8 +126,9 @@ export const splitAfter = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: M
 }
 
 /** [before], [match after]; a match that ends its piece takes the next piece's words before its first match. */
-export const splitBefore = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): Array<Span> => {
+export const splitBefore = (terms: Terms, pieces: ReadonlyArray<Span>, matcher: Matcher): ReadonlyArray<Span> => {
   const all = splitAll(terms, pieces, matcher)
+  if (all === null) return pieces
   for (let i = 0; i < all.length; i++) {
     const next = all[i + 1]
     if (all[i]!.after === undefined && next?.before !== undefined && all[i]!.match !== undefined) {

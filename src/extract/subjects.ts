@@ -135,7 +135,7 @@ const whereasWhose = words("whereas", "whose")
 const thoughIf = words("though", "if")
 const tilUntil = words("til", "until")
 
-const clausesOf = (terms: Terms, commas: ReadonlyArray<boolean>, pieces: ReadonlyArray<Span>): Array<Span> => {
+const clausesOf = (terms: Terms, commas: ReadonlyArray<boolean>, pieces: ReadonlyArray<Span>): ReadonlyArray<Span> => {
   let found = splitOn(terms, pieces, parenthesesIn)
   found = splitOn(terms, found, quotationsIn)
   found = splitAfter(terms, found, scan((_, i) => (commas[i] === true ? [i, i + 1] : null)))
@@ -218,7 +218,7 @@ const nounsOf = (terms: Terms, commas: ReadonlyArray<boolean>, pieces: ReadonlyA
       i = end - 1
     }
   }
-  let m: Array<Span> = runs
+  let m: ReadonlyArray<Span> = runs
   // allow toronto, ontario
   m = splitAfter(terms, m, single((term) => hasComma(term) && !term.tags.has("Place")))
   m = splitOn(terms, m, single((term) => term.tags.has("Expression")))

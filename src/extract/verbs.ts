@@ -54,8 +54,8 @@ const verbThenCopula = patternMatcher("(#Verb && !#Auxiliary) #Adverb+? #Copula"
 const copula = patternMatcher("#Copula")
 
 /** The sentence's verb phrases, in order, as spans of its terms. */
-export const verbPhrasesOf = (terms: Terms): Array<Span> => {
-  let m: Array<Span> = [...verbChunks(terms, [0, terms.length])]
+export const verbPhrasesOf = (terms: Terms): ReadonlyArray<Span> => {
+  let m: ReadonlyArray<Span> = verbChunks(terms, [0, terms.length])
   m = without(terms, m, conjunction)
   m = without(terms, m, preposition)
   m = splitAfter(terms, m, comma)
@@ -162,8 +162,8 @@ const tenses = ["Infinitive", "Participle", "PastTense", "Gerund", "PresentTense
   .map((tag) => ({ tag, has: patternMatcher(`#${tag}`) }))
 
 /** The phrase's main verb (compromise's `getMain`): its words but auxiliaries and adverbs, the last piece of them. */
-const rootOf = (terms: Terms, phrase: Span): Array<Span> => {
-  let root: Array<Span> = [phrase]
+const rootOf = (terms: Terms, phrase: Span): ReadonlyArray<Span> => {
+  let root: ReadonlyArray<Span> = [phrase]
   if (wordCount(terms, phrase[0], phrase[1]) > 1) root = without(terms, root, auxiliaryWords)
   if (root.length > 1 && !anyHas(terms, root, phrasalParticle)) root = [root[root.length - 1]!]
   root = without(terms, root, wantTo)
