@@ -6,6 +6,8 @@
  * finds one, each after the one before. The pattern is tried only where both hold.
  */
 
+import nlp from "compromise"
+
 /** A term as compromise holds it (what the tests read). */
 export interface Term {
   readonly id?: unknown
@@ -36,6 +38,7 @@ export interface Reg {
   readonly min?: number
   readonly max?: number
   readonly choices?: unknown
+  readonly operator?: string
   readonly fastOr?: ReadonlySet<string>
   readonly pos?: string
   readonly method?: unknown
@@ -49,10 +52,11 @@ export interface Reg {
 }
 
 /**
- * What a test compares: a word, a tag, a `(a|b)` list of words, a `<Chunk>`, a `%Noun|Verb%` switch, or something it
- * cannot tell from the term.
+ * What a test compares: a word, a tag, a `(a|b)` list of words, a `<Chunk>`, a `%Noun|Verb%` switch, an `@method`
+ * of compromise's, the first term of a block's choices (`(#Noun|#Verb foo)`: any; `(#Noun && @hasComma)`: all), or
+ * something it cannot tell from the term.
  */
-const Kind = { Word: 0, Tag: 1, Words: 2, Chunk: 3, Switch: 4, Unknown: 5 } as const
+const Kind = { Word: 0, Tag: 1, Words: 2, Chunk: 3, Switch: 4, Method: 5, AnyOf: 6, AllOf: 7, Unknown: 8 } as const
 type Kind = typeof Kind[keyof typeof Kind]
 
 /** One leading token's term test. */
@@ -64,6 +68,8 @@ interface Test {
   readonly word: string
   readonly words: ReadonlySet<string> | null
   readonly pos: string | null
+  /** A block's: the tests of its choices' first tokens. */
+  readonly choices: ReadonlyArray<Test> | null
 }
 
 /** A pattern's tests. */
@@ -83,16 +89,47 @@ const beforeSwitch = (reg: Reg) => beforeChunk(reg) || reg.chunk !== undefined
 const hasOtherTest = (reg: Reg) =>
   beforeSwitch(reg) || reg.switch !== undefined || reg.machine !== undefined || reg.sense !== undefined
 
-/** A token that must match the next term: not optional, negative, `.`, a block, or greedy to the end. */
+/** A token that must match the next term (a block: one or more): not optional, negative, `.` or greedy to the end. */
 const mustMatch = (reg: Reg) =>
-  reg.optional !== true && reg.negative !== true && reg.anything !== true && reg.choices === undefined &&
-  !(reg.end === true && reg.greedy === true)
+  reg.optional !== true && reg.negative !== true && reg.anything !== true && !(reg.end === true && reg.greedy === true)
+
+/** The term methods compromise's `@hasComma` and the like call (the object its matcher reads). */
+const termMethods = (nlp.world() as unknown as {
+  readonly methods: { readonly one: { readonly termMethods: Record<string, unknown> } }
+}).methods.one.termMethods
+
+const unknown: Test = {
+  kind: Kind.Unknown, start: false, end: false, id: undefined, word: "", words: null, pos: null, choices: null
+}
+
+/**
+ * A block's test: compromise's matcher (its doOrBlock, doAndBlock) takes a block at a term when the first token of
+ * one of its choices (`or`) or of all of them (`and`) matches the term by its term test (whatever its `?`; a `!`
+ * choice, whose test is turned around, or a block in a block it cannot tell), and the block's own `^` it does not
+ * read.
+ */
+const blockTestOf = (reg: Reg): Test => {
+  const choices = reg.choices
+  if (
+    (reg.operator !== "or" && reg.operator !== "and") || !Array.isArray(choices) || choices.length === 0 ||
+    !choices.every((choice) => Array.isArray(choice) && choice.length > 0)
+  ) {
+    return unknown
+  }
+  const firsts = (choices as ReadonlyArray<ReadonlyArray<Reg>>).map((choice) =>
+    choice[0]!.choices === undefined && choice[0]!.negative !== true ? testOf(choice[0]!) : unknown
+  )
+  return { ...unknown, kind: reg.operator === "or" ? Kind.AnyOf : Kind.AllOf, choices: firsts }
+}
 
 const testOf = (reg: Reg): Test => {
+  if (reg.choices !== undefined) return blockTestOf(reg)
   const kind = reg.word !== undefined
     ? (reg.use !== undefined || reg.fuzzy === true ? Kind.Unknown : Kind.Word)
     : reg.tag !== undefined
     ? Kind.Tag
+    : reg.method !== undefined
+    ? Kind.Method
     : reg.chunk !== undefined && !beforeChunk(reg)
     ? Kind.Chunk
     : reg.switch !== undefined && !beforeSwitch(reg)
@@ -105,15 +142,25 @@ const testOf = (reg: Reg): Test => {
     start: reg.start === true,
     end: reg.end === true,
     id: reg.id,
-    word: reg.word ?? reg.tag ?? (kind === Kind.Chunk ? String(reg.chunk) : kind === Kind.Switch ? String(reg.switch) : ""),
+    word: reg.word ?? reg.tag ??
+      (kind === Kind.Method ? String(reg.method) : kind === Kind.Chunk ? String(reg.chunk) : kind === Kind.Switch ? String(reg.switch) : ""),
     words: kind === Kind.Words ? reg.fastOr! : null,
-    pos: reg.pos ?? null
+    pos: reg.pos ?? null,
+    choices: null
   }
 }
 
+/** Whether a test can fail on some term. */
+const canFail = (test: Test): boolean =>
+  test.kind === Kind.AnyOf
+    ? test.choices!.every(canFail)
+    : test.kind === Kind.AllOf
+    ? test.choices!.some(canFail)
+    : test.kind !== Kind.Unknown || test.start || test.end
+
 /**
  * The tests of a pattern's tokens. The leading ones: those that must match, up to the first that may match several
- * terms (greedy or counted), which is the last. The required ones: every token that must match, each of which
+ * terms (greedy, counted or a block), which is the last. The required ones: every token that must match, each of which
  * compromise's matcher gives a term after the previous one's (it may skip terms between them, as after an optional
  * token or a contraction, or match several, but never goes back).
  */
@@ -122,11 +169,11 @@ export const testsOf = (regs: ReadonlyArray<Reg>): Tests => {
   while (leading.length < regs.length && mustMatch(regs[leading.length]!)) {
     const reg = regs[leading.length]!
     leading.push(testOf(reg))
-    if (reg.greedy === true || reg.min !== undefined || reg.max !== undefined) break
+    if (reg.greedy === true || reg.min !== undefined || reg.max !== undefined || reg.choices !== undefined) break
   }
   return {
     leading,
-    decisive: leading.some((test) => test.kind !== Kind.Unknown),
+    decisive: leading.some(canFail),
     required: regs.filter(mustMatch).map(testOf)
   }
 }
@@ -149,6 +196,14 @@ const mayMatch = (term: Term, test: Test, index: number, length: number): boolea
       return term.chunk === test.word
     case Kind.Switch:
       return term.switch === test.word
+    case Kind.Method: {
+      const method = termMethods[test.word]
+      return typeof method === "function" && method(term) === true
+    }
+    case Kind.AnyOf:
+      return test.choices!.some((choice) => mayMatch(term, choice, index, length))
+    case Kind.AllOf:
+      return test.choices!.every((choice) => mayMatch(term, choice, index, length))
     default:
       return true
   }

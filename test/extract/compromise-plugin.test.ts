@@ -86,7 +86,10 @@ describe("compromise through the plugin", () => {
       "#ProperNoun+ (said|says)", "#Copula #Negative? #Adjective", "(#Person|#Organization) #Verb .* #Place",
       "#Adverb #Verb", "#Determiner #Adjective #Noun", "(was|were) #Adverb #PastTense", "{be} #Gerund",
       "#Determiner [#Adjective+] #Noun", "[#Noun] (and|or) [#Noun]", "#Verb [#Adverb?] #Preposition", "#Noun #Noun+",
-      "<Verb>+", "<Noun> [<Verb>+]", "%Plural|Verb% %Plural|Verb%", "#Determiner [%Noun|Verb%]", "@hasComma"
+      "<Verb>+", "<Noun> [<Verb>+]", "%Plural|Verb% %Plural|Verb%", "#Determiner [%Noun|Verb%]", "@hasComma",
+      "(#Noun && @hasComma) #Noun", "(#Singular && @hasHyphen) #PresentTense", "(#Copula|#Determiner) #Adjective+",
+      "#Noun (and|or) (#Adjective|very #Adverb)", "(#Negative|#Auxiliary|#Modal)+ #Verb", "^(#Pronoun|#Person) #Verb",
+      "(!#Noun && #Adjective) #Noun", "(#Verb|#Noun)? #Adverb", "(#Value && !#Date)"
     ]
     let found = 0
     for (const text of [...written, ...texts.slice(0, 300)]) {
