@@ -201,9 +201,11 @@ const mayMatch = (term: Term, test: Test, index: number, length: number): boolea
       return typeof method === "function" && method(term) === true
     }
     case Kind.AnyOf:
-      return test.choices!.some((choice) => mayMatch(term, choice, index, length))
+      for (const choice of test.choices!) if (mayMatch(term, choice, index, length)) return true
+      return false
     case Kind.AllOf:
-      return test.choices!.every((choice) => mayMatch(term, choice, index, length))
+      for (const choice of test.choices!) if (!mayMatch(term, choice, index, length)) return false
+      return true
     default:
       return true
   }
