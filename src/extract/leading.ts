@@ -142,8 +142,9 @@ const testOf = (reg: Reg): Test => {
     start: reg.start === true,
     end: reg.end === true,
     id: reg.id,
-    word: reg.word ?? reg.tag ??
-      (kind === Kind.Method ? String(reg.method) : kind === Kind.Chunk ? String(reg.chunk) : kind === Kind.Switch ? String(reg.switch) : ""),
+    word: reg.word ?? reg.tag ?? String(
+      kind === Kind.Method ? reg.method : kind === Kind.Chunk ? reg.chunk : kind === Kind.Switch ? reg.switch : ""
+    ),
     words: kind === Kind.Words ? reg.fastOr! : null,
     pos: reg.pos ?? null,
     choices: null

@@ -59,7 +59,8 @@ const noMatch = (): Found => ({ ptrs: [], byGroup: {} })
 /** A token or any token of its blocks anchored at the start ("^"). */
 const anchorsStart = (reg: Reg): boolean =>
   reg.start === true ||
-  (Array.isArray(reg.choices) && (reg.choices as ReadonlyArray<ReadonlyArray<Reg>>).some((block) => block.some(anchorsStart)))
+  (Array.isArray(reg.choices) &&
+    (reg.choices as ReadonlyArray<ReadonlyArray<Reg>>).some((block) => block.some(anchorsStart)))
 
 /** The pattern with its first token anchored, so that compromise's matcher tries it at a piece's first term only. */
 const anchoredKey = Symbol("anchored")
@@ -71,10 +72,16 @@ type Anchorable = ReadonlyArray<Reg> & { [anchoredKey]?: ReadonlyArray<Reg> }
  * term or two. Here it is run, anchored, on the rest of the sentence from each such term, and its matches are put
  * together as it puts them: in order, each next try after the end of the last match, a group's span or the
  * whole match's, with the first and last terms' ids. A pattern it treats otherwise (anchored itself, or to the
- * end, or with `notIf` or `justOne`), or whose leading tests cannot tell where it may start, goes to it whole; the marks are looked for at each call, since compromise's
- * growLeft and growRight add them to a token array they may have matched with before.
+ * end, or with `notIf` or `justOne`), or whose leading tests cannot tell where it may start, goes to it whole; the
+ * marks are looked for at each call, since compromise's growLeft and growRight add them to a token array they may
+ * have matched with before.
  */
-const matchWhereLeading = (docs: ReadonlyArray<ReadonlyArray<Term>>, todo: Todo, tests: Tests, cache?: unknown): Found => {
+const matchWhereLeading = (
+  docs: ReadonlyArray<ReadonlyArray<Term>>,
+  todo: Todo,
+  tests: Tests,
+  cache?: unknown
+): Found => {
   const regs = todo.regs as Anchorable
   if (
     !tests.decisive || todo.notIf !== undefined || todo.justOne === true || regs.some(anchorsStart) ||
