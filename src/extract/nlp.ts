@@ -42,7 +42,7 @@ type Regs = ReadonlyArray<Reg> & { [testsKey]?: Tests }
 
 interface Todo {
   readonly regs?: ReadonlyArray<Reg>
-  readonly group?: number | string
+  readonly group?: unknown
   readonly justOne?: boolean
   readonly notIf?: unknown
 }
@@ -72,9 +72,10 @@ type Anchorable = ReadonlyArray<Reg> & { [anchoredKey]?: ReadonlyArray<Reg> }
  * term or two. Here it is run, anchored, on the rest of the sentence from each such term, and its matches are put
  * together as it puts them: in order, each next try after the end of the last match, a group's span or the
  * whole match's, with the first and last terms' ids. A pattern it treats otherwise (anchored itself, or to the
- * end, or with `notIf` or `justOne`), or whose leading tests cannot tell where it may start, goes to it whole; the
- * marks are looked for at each call, since compromise's growLeft and growRight add them to a token array they may
- * have matched with before.
+ * end, or with `notIf` or `justOne`), whose leading tests cannot tell where it may start, or asked with a view's
+ * word cache (compromise then skips a sentence whose cache lacks a word, which its term test may still find) goes to
+ * it whole; the marks are looked for at each call, since compromise's growLeft and growRight add them to a token
+ * array they may have matched with before.
  */
 const matchWhereLeading = (
   docs: ReadonlyArray<ReadonlyArray<Term>>,
@@ -85,13 +86,14 @@ const matchWhereLeading = (
   const regs = todo.regs as Anchorable
   if (
     !tests.decisive || todo.notIf !== undefined || todo.justOne === true || regs.some(anchorsStart) ||
-    regs[regs.length - 1]!.end === true
+    regs[regs.length - 1]!.end === true || Boolean(cache)
   ) {
     return match(docs, todo, cache) as Found
   }
   const anchored = regs[anchoredKey] ??= [{ ...regs[0]!, start: true }, ...regs.slice(1)]
   const minLength = regs.filter((reg) => reg.optional !== true && reg.negative !== true).length
-  const group = todo.group === undefined || todo.group === null ? "" : String(todo.group)
+  // compromise's reading: a number names a group, as does any other value but a false one.
+  const group = typeof todo.group === "number" || Boolean(todo.group) ? String(todo.group) : ""
   const found = noMatch()
   docs.forEach((terms, n) => {
     for (let i = 0; i < terms.length && terms.length - i >= minLength; i++) {

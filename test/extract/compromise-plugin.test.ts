@@ -34,7 +34,8 @@ const written = [
   "Wasn't it Mel who'd been to Lisbon twice?? Yes!!! She won't go again, she says.",
   "We can't, won't and shouldn't; y'all gotta see this: 'The Queen's Gambit' (2020).",
   "Interleukin-6 and TNF-alpha were significantly up-regulated in ApoE-/- mice (p < 0.05).",
-  "a lower case line with no capitals at all where nothing much happens"
+  "a lower case line with no capitals at all where nothing much happens",
+  "I like café a lot, and the big dog ran home to Zoë."
 ]
 
 const texts = [...fixtureTexts(), ...written]
@@ -89,7 +90,7 @@ describe("compromise through the plugin", () => {
       "<Verb>+", "<Noun> [<Verb>+]", "%Plural|Verb% %Plural|Verb%", "#Determiner [%Noun|Verb%]", "@hasComma",
       "(#Noun && @hasComma) #Noun", "(#Singular && @hasHyphen) #PresentTense", "(#Copula|#Determiner) #Adjective+",
       "#Noun (and|or) (#Adjective|very #Adverb)", "(#Negative|#Auxiliary|#Modal)+ #Verb", "^(#Pronoun|#Person) #Verb",
-      "(!#Noun && #Adjective) #Noun", "(#Verb|#Noun)? #Adverb", "(#Value && !#Date)"
+      "(!#Noun && #Adjective) #Noun", "(#Verb|#Noun)? #Adverb", "(#Value && !#Date)", "café", "like café"
     ]
     let found = 0
     for (const text of [...written, ...texts.slice(0, 300)]) {
@@ -101,12 +102,14 @@ describe("compromise through the plugin", () => {
         marked[0] = { ...marked[0], start: true }
         marked[marked.length - 1] = { ...marked[marked.length - 1], end: true }
         for (const regs of [world.methods.one.parseMatch!(pattern, {}, world), marked]) {
-          // The whole matches with their groups, and a group's spans alone.
-          for (const todo of [{ regs }, { regs, group: 0 }]) {
-            const ours = world.methods.one.match!(docs, todo) as { readonly ptrs: ReadonlyArray<unknown> }
-            const theirs = original.match!(docs, todo) as { readonly ptrs: ReadonlyArray<unknown> }
-            expect(ours, `${pattern} in ${text}`).toEqual(theirs)
-            found += ours.ptrs.length
+          // The whole matches with their groups, a group's spans alone, no group; with a view's word cache too.
+          for (const todo of [{ regs }, { regs, group: 0 }, { regs, group: false }]) {
+            for (const cache of [undefined, world.methods.one.cacheDoc!(docs)]) {
+              const ours = world.methods.one.match!(docs, todo, cache) as { readonly ptrs: ReadonlyArray<unknown> }
+              const theirs = original.match!(docs, todo, cache) as { readonly ptrs: ReadonlyArray<unknown> }
+              expect(ours, `${pattern} in ${text}`).toEqual(theirs)
+              found += ours.ptrs.length
+            }
           }
         }
       }
