@@ -62,9 +62,14 @@ const anchorsStart = (reg: Reg): boolean =>
   (Array.isArray(reg.choices) &&
     (reg.choices as ReadonlyArray<ReadonlyArray<Reg>>).some((block) => block.some(anchorsStart)))
 
-/** The pattern with its first token anchored, so that compromise's matcher tries it at a piece's first term only. */
+/**
+ * The pattern with its first token anchored, so that compromise's matcher tries it at a piece's first term only, and
+ * its loop's bound (the tokens neither optional nor negative): neither changes with the start and end marks.
+ */
 const anchoredKey = Symbol("anchored")
-type Anchorable = ReadonlyArray<Reg> & { [anchoredKey]?: ReadonlyArray<Reg> }
+type Anchorable = ReadonlyArray<Reg> & {
+  [anchoredKey]?: { readonly regs: ReadonlyArray<Reg>; readonly minLength: number }
+}
 
 /**
  * compromise's matcher (its runMatch) tried only where the pattern's leading tests hold: it tries a pattern from
@@ -90,8 +95,10 @@ const matchWhereLeading = (
   ) {
     return match(docs, todo, cache) as Found
   }
-  const anchored = regs[anchoredKey] ??= [{ ...regs[0]!, start: true }, ...regs.slice(1)]
-  const minLength = regs.filter((reg) => reg.optional !== true && reg.negative !== true).length
+  const { regs: anchored, minLength } = regs[anchoredKey] ??= {
+    regs: [{ ...regs[0]!, start: true }, ...regs.slice(1)],
+    minLength: regs.filter((reg) => reg.optional !== true && reg.negative !== true).length
+  }
   // compromise's reading: a number names a group, as does any other value but a false one.
   const group = typeof todo.group === "number" || Boolean(todo.group) ? String(todo.group) : ""
   const found = noMatch()
@@ -202,10 +209,9 @@ export const patternMatcher = (pattern: string, group?: number): SpanMatcher => 
     regs ??= world.methods.one.parseMatch(pattern, undefined, world) as Regs
     tests ??= regs[testsKey] ?? testsOf(regs)
     if (!mayMatchIn(terms as ReadonlyArray<Term>, tests, piece[0], piece[1])) return []
-    const found = world.methods.one.match([terms.slice(piece[0], piece[1])] as never, { regs, group } as Todo) as {
-      readonly ptrs: ReadonlyArray<ReadonlyArray<number>>
-    }
-    return found.ptrs.map((pointer) => [piece[0] + pointer[1]!, piece[0] + pointer[2]!] as const)
+    // The piece passed the plugin's test above: the matcher is called past it.
+    const found = matchWhereLeading([terms.slice(piece[0], piece[1]) as ReadonlyArray<Term>], { regs, group }, tests)
+    return found.ptrs.map((pointer) => [piece[0] + (pointer[1] as number), piece[0] + (pointer[2] as number)] as const)
   }
 }
 
